@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The sroce ib_device: creation on a netdev, registration with the RDMA
+ * core, the device-wide query verbs, and teardown.
+ */
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/sroce-abi.h>
+
+#include "device.h"
+#include "limits.h"
+#include "port.h"
+
+static void sroce_init_attr(struct sroce_dev *sdev)
+{
+	struct ib_device_attr *attr = &sdev->attr;
+
+	attr->vendor_id = 0xffffff;	/* no IEEE OUI: a software device */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;	/* rdma link delete */
+	attr->max_mr_size = U64_MAX;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_PORT_ACTIVE_EVENT;
+	attr->max_qp = SROCE_MAX_QP;
+	attr->max_qp_wr = SROCE_MAX_QP_WR;
+	attr->max_send_sge = SROCE_MAX_SGE;
+	attr->max_recv_sge = SROCE_MAX_SGE;
+	attr->max_sge_rd = SROCE_MAX_SGE;
+	attr->max_cq = SROCE_MAX_CQ;
+	attr->max_cqe = SROCE_MAX_CQE;
+	attr->max_mr = SROCE_MAX_MR;
+	attr->max_pd = SROCE_MAX_PD;
+	attr->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
+	attr->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
+	attr->max_res_rd_atom = SROCE_MAX_QP_RD_ATOM * SROCE_MAX_QP;
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->max_ah = SROCE_MAX_AH;
+	attr->max_srq = SROCE_MAX_SRQ;
+	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
+	attr->max_srq_sge = SROCE_MAX_SGE;
+	attr->max_pkeys = SROCE_PKEY_TBL_LEN;
+	attr->local_ca_ack_delay = SROCE_LOCAL_CA_ACK_DELAY;
+	addrconf_addr_eui48((u8 *)&attr->sys_image_guid, sdev->ndev->dev_addr);
+}
+
+static int sroce_query_device(struct ib_device *ibdev,
+			      struct ib_device_attr *attr,
+			      struct ib_udata *udata)
+{
+	/* No vendor extension is defined: refuse any, as the core expects. */
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	*attr = to_sdev(ibdev)->attr;
+	return 0;
+}
+
+/*
+ * Called by the core once the device is unregistered and no verb can run
+ * any more, just before it frees the memory: release what we hold.
+ */
+static void sroce_dealloc_driver(struct ib_device *ibdev)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+
+	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+}
+
+static const struct ib_device_ops sroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = SROCE_DRIVER_ID,
+	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
+
+	.dealloc_driver = sroce_dealloc_driver,
+	.get_link_layer = sroce_get_link_layer,
+	.get_port_immutable = sroce_get_port_immutable,
+	.query_device = sroce_query_device,
+	.query_pkey = sroce_query_pkey,
+	.query_port = sroce_query_port,
+};
+
+/**
+ * sroce_dev_add() - create and register a sroce device on a netdev
+ * @name: the RDMA device name, already validated
+ * @ndev: an Ethernet netdev, held by the caller for the call's duration
+ *
+ * Context: process; takes RTNL. The caller serialises adds, so that the
+ * "one device per netdev" check and the registration are atomic.
+ * Return: 0 or a negative errno, with nothing left behind on failure.
+ */
+int sroce_dev_add(const char *name, struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+	int err;
+
+	sdev = ib_alloc_device(sroce_dev, ibdev);
+	if (!sdev)
+		return -ENOMEM;
+
+	sdev->ndev = ndev;
+	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
+	sroce_init_attr(sdev);
+
+	strscpy(sdev->ibdev.node_desc, "sroce", sizeof(sdev->ibdev.node_desc));
+	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
+	sdev->ibdev.phys_port_cnt = 1;
+	sdev->ibdev.num_comp_vectors = num_possible_cpus();
+	addrconf_addr_eui48((u8 *)&sdev->ibdev.node_guid, ndev->dev_addr);
+	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);
+
+	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
+	if (err)
+		goto err_free;
+
+	rtnl_lock();
+	sroce_port_update(sdev, false);
+	rtnl_unlock();
+
+	/*
+	 * Once registered, the device can be unregistered and released by a
+	 * concurrent `rdma link delete` or netdev removal at any moment: keep
+	 * its memory until we are done with it.
+	 */
+	get_device(&sdev->ibdev.dev);
+	err = ib_register_device(&sdev->ibdev, name, NULL);
+	if (err)
+		goto err_dealloc;
+
+	/*
+	 * Netdev events between the first read and registration found no
+	 * device to update: read again, now announcing any change.
+	 */
+	if (ib_device_try_get(&sdev->ibdev)) {
+		rtnl_lock();
+		sroce_port_update(sdev, true);
+		rtnl_unlock();
+		ib_device_put(&sdev->ibdev);
+	}
+	put_device(&sdev->ibdev.dev);
+	return 0;
+
+err_dealloc:
+	/* Never registered, so the core will not call dealloc_driver. */
+	netdev_put(ndev, &sdev->ndev_tracker);
+	ib_dealloc_device(&sdev->ibdev);
+	put_device(&sdev->ibdev.dev);
+	return err;
+
+err_free:
+	netdev_put(ndev, &sdev->ndev_tracker);
+	ib_dealloc_device(&sdev->ibdev);
+	return err;
+}
+
+/**
+ * sroce_dev_get_by_netdev() - the sroce device on a netdev, if any
+ * @ndev: the netdev
+ *
+ * Return: the device with a registration reference the caller drops with
+ * sroce_dev_put(), or NULL.
+ */
+struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev)
+{
+	struct ib_device *ibdev;
+
+	ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
+	return ibdev ? to_sdev(ibdev) : NULL;
+}
+
+void sroce_dev_put(struct sroce_dev *sdev)
+{
+	ib_device_put(&sdev->ibdev);
+}
+
+/* Unregister every sroce device, waiting for each to be gone. */
+void sroce_dev_unregister_all(void)
+{
+	ib_unregister_driver(SROCE_DRIVER_ID);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SROCE_DEVICE_H
+#define SROCE_DEVICE_H
+
+#include <linux/netdevice.h>
+#include <rdma/ib_verbs.h>
+
+#include "port.h"
+
+/**
+ * struct sroce_dev - a sroce RDMA device bound to one Ethernet netdev
+ * @ibdev: the RDMA core's device; first, as ib_alloc_device() requires
+ * @ndev: the netdev, held (with @ndev_tracker) until dealloc_driver
+ * @ndev_tracker: reference tracker for @ndev
+ * @port: port 1, the only port
+ * @attr: the limits query_device reports, fixed at creation
+ *
+ * Owned by the RDMA core once registered: it is freed by the core after
+ * sroce_dealloc_driver(), whether removal came from `rdma link delete`,
+ * the netdev going away or the module unloading.
+ */
+struct sroce_dev {
+	struct ib_device ibdev;
+	struct net_device *ndev;
+	netdevice_tracker ndev_tracker;
+	struct sroce_port port;
+	struct ib_device_attr attr;
+};
+
+static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct sroce_dev, ibdev);
+}
+
+int sroce_dev_add(const char *name, struct net_device *ndev);
+struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
+void sroce_dev_put(struct sroce_dev *sdev);
+void sroce_dev_unregister_all(void);
+
+#endif /* SROCE_DEVICE_H */

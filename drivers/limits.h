@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a sroce device advertises in query_device and query_port. Every
+ * object-creating verb checks its request against these same numbers, so
+ * what a user reads is what the driver honours.
+ */
+#ifndef SROCE_LIMITS_H
+#define SROCE_LIMITS_H
+
+#include <linux/bits.h>
+#include <linux/sizes.h>
+
+enum sroce_limits {
+	SROCE_MAX_QP		= SZ_64K,
+	SROCE_MAX_QP_WR		= SZ_16K,
+	SROCE_MAX_SGE		= 32,
+	SROCE_MAX_CQ		= SZ_64K,
+	SROCE_MAX_CQE		= SZ_64K - 1,
+	SROCE_MAX_MR		= SZ_64K,
+	SROCE_MAX_PD		= SZ_64K,
+	SROCE_MAX_AH		= SZ_32K - 1,
+	SROCE_MAX_SRQ		= SZ_64K,
+	SROCE_MAX_SRQ_WR	= SZ_16K,
+	SROCE_MAX_QP_RD_ATOM	= 128,
+	SROCE_MAX_INLINE_DATA	= 512,
+
+	/* RoCE has one partition key, the default full-membership one. */
+	SROCE_PKEY_TBL_LEN	= 1,
+	SROCE_GID_TBL_LEN	= 1024,
+
+	/* log2(4.096 us * 2^n): the ack delay we promise peers, ~134 ms. */
+	SROCE_LOCAL_CA_ACK_DELAY = 15,
+};
+
+/* The largest message IBTA allows (9.7.1: the DMA length is 31 bits). */
+#define SROCE_MAX_MSG_SZ	BIT(31)
+
+#endif /* SROCE_LIMITS_H */

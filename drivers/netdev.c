@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Following the netdevs sroce devices are attached to: their state, MTU
+ * and disappearance. (Their IP addresses reach the GID table through the
+ * RDMA core's own RoCE GID management, which watches the same netdev.)
+ */
+#include <linux/netdevice.h>
+#include <linux/notifier.h>
+
+#include "device.h"
+#include "netdev.h"
+#include "port.h"
+
+/* Context: netdev notifier chain, RTNL held. */
+static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct sroce_dev *sdev;
+
+	sdev = sroce_dev_get_by_netdev(ndev);
+	if (!sdev)
+		return NOTIFY_DONE;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		/*
+		 * The netdev cannot finish unregistering while we hold it,
+		 * and unregistering an ib_device takes RTNL: hand that to
+		 * the core's workqueue instead of deadlocking here.
+		 */
+		ib_unregister_device_queued(&sdev->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+		sroce_port_update(sdev, true);
+		break;
+	default:
+		break;
+	}
+
+	sroce_dev_put(sdev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block sroce_netdev_notifier = {
+	.notifier_call = sroce_netdev_event,
+};
+
+int sroce_netdev_init(void)
+{
+	return register_netdevice_notifier(&sroce_netdev_notifier);
+}
+
+void sroce_netdev_exit(void)
+{
+	unregister_netdevice_notifier(&sroce_netdev_notifier);
+}

@@ -1,0 +1,293 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The sroce device's life cycle, as a user drives it with iproute2's rdma.
+
+Every test asserts the exact outcome: the device list, the port state and
+GID entries in sysfs, the error text `rdma` prints. The runner fails a test
+on any kernel warning in either guest, so "no oops, no leak warning" is
+checked for each of them too.
+"""
+
+import re
+
+SYS = "/sys/class/infiniband"
+
+# The MAC the bench gives guest A's eth0 (52:54:00:77:00:01), as EUI-64.
+GUID_A = "5054:00ff:fe77:0001"
+
+
+def sroce_only(bench):
+    if bench.driver != "sroce":
+        raise bench.Skip("exercises sroce's own link type and error texts")
+
+
+def links(g):
+    """The rdma links as (name, netdev) pairs, in `rdma link` order."""
+    out = g.run("rdma link show").out
+    pairs = []
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == "link":
+            pairs.append((f[1].split("/")[0], f[f.index("netdev") + 1]))
+    return pairs
+
+
+def port(g, dev, attr):
+    return g.run(f"cat {SYS}/{dev}/ports/1/{attr}").out.strip()
+
+
+def gids(g, dev):
+    """The non-zero GIDs of port 1 with their types, read in one command."""
+    out = g.run(
+        f"cd {SYS}/{dev}/ports/1 && for f in gids/*; do "
+        f"t=$(cat gid_attrs/types/${{f#gids/}} 2>/dev/null) || continue; "
+        f'echo "$(cat $f) $t"; done').out
+    res = set()
+    for line in out.splitlines():
+        gid, typ = line.split(" ", 1)
+        if gid != "0000:0000:0000:0000:0000:0000:0000:0000":
+            res.add((gid, typ))
+    return res
+
+
+def wait_port(g, dev, state, phys):
+    g.wait_for(f"grep -qx '{state}' {SYS}/{dev}/ports/1/state && "
+               f"grep -qx '{phys}' {SYS}/{dev}/ports/1/phys_state",
+               timeout=30)
+
+
+def wait_gid(g, dev, gid, present=True):
+    test = "" if present else "! "
+    g.wait_for(f"{test}grep -qx '{gid}' {SYS}/{dev}/ports/1/gids/*",
+               timeout=30)
+
+
+def rdma_fails(g, cmd, text):
+    """Run an `rdma` command that must fail, with exactly this message."""
+    before = links(g)
+    r = g.run(cmd, check=False)
+    assert r.rc != 0, f"{cmd!r} succeeded"
+    msg = (r.err + r.out).strip()
+    assert msg == text, f"{cmd!r}: expected {text!r}, got {msg!r}"
+    assert links(g) == before, f"{cmd!r} changed the links: {links(g)}"
+
+
+def test_modinfo(bench):
+    sroce_only(bench)
+    out = bench.a.run("modinfo sroce").out
+    fields = {}
+    for line in out.splitlines():
+        key, _, val = line.partition(":")
+        fields.setdefault(key.strip(), []).append(val.strip())
+    assert fields["license"] == ["GPL"], fields
+    assert "rdma-link-sroce" in fields["alias"], fields
+    assert fields["description"][0].startswith("Soft RoCE"), fields
+    assert fields["depends"] == ["ib_core"], fields
+    assert fields["name"] == ["sroce"], fields
+    # Every parameter is documented: "name:description (type)".
+    for parm in fields.get("parm", []):
+        assert re.fullmatch(r"\w+:\S.* \(\w+\)", parm), parm
+
+
+def test_add_autoloads_and_delete_removes(bench):
+    sroce_only(bench)
+    a = bench.a
+    a.run("! grep -q '^sroce ' /proc/modules")
+    a.run("rdma link add sroce0 type sroce netdev eth0")
+    a.run("grep -q '^sroce ' /proc/modules")
+    assert links(a) == [("sroce0", "eth0")]
+    out = a.run("rdma link show sroce0/1").out.split()
+    assert out[out.index("state") + 1] == "ACTIVE", out
+    assert out[out.index("physical_state") + 1] == "LINK_UP", out
+    dev = a.run("rdma dev show sroce0").out.split()
+    assert dev[dev.index("node_type") + 1] == "ca", dev
+    assert dev[dev.index("node_guid") + 1] == GUID_A, dev
+    assert dev[dev.index("sys_image_guid") + 1] == GUID_A, dev
+    assert a.run(f"cat {SYS}/sroce0/node_type").out.strip() == "1: CA"
+
+    a.run("rdma link delete sroce0")
+    assert links(a) == []
+    a.run(f"test ! -e {SYS}/sroce0")
+    a.run("rmmod sroce")
+
+
+def test_port_reports_roce_v2(bench):
+    sroce_only(bench)
+    a = bench.a
+    bench.attach(a, "sroce0")
+    assert port(a, "sroce0", "link_layer") == "Ethernet"
+    assert port(a, "sroce0", "state") == "4: ACTIVE"
+    assert port(a, "sroce0", "phys_state") == "5: LinkUp"
+    assert port(a, "sroce0", "pkeys/0") == "0xffff"
+    a.run(f"! cat {SYS}/sroce0/ports/1/pkeys/1")
+    wait_gid(a, "sroce0", "0000:0000:0000:0000:0000:ffff:0a4d:0001")
+    wait_gid(a, "sroce0", "fd77:0000:0000:0000:0000:0000:0000:0001")
+    g = gids(a, "sroce0")
+    assert g == {
+        ("fe80:0000:0000:0000:5054:00ff:fe77:0001", "RoCE v2"),
+        ("0000:0000:0000:0000:0000:ffff:0a4d:0001", "RoCE v2"),
+        ("fd77:0000:0000:0000:0000:0000:0000:0001", "RoCE v2"),
+    }, g
+
+
+def test_port_follows_netdev(bench):
+    """add -> down/up -> MTU change -> addresses come and go -> delete."""
+    sroce_only(bench)
+    a = bench.a
+    bench.attach(a, "sroce0")
+    wait_port(a, "sroce0", "4: ACTIVE", "5: LinkUp")
+
+    # Keep eth0's IPv6 address over the down/up below, as later tests
+    # expect the bench's addresses in place.
+    a.run("sysctl -qw net.ipv6.conf.eth0.keep_addr_on_down=1")
+    a.run("ip link set eth0 down")
+    wait_port(a, "sroce0", "1: DOWN", "3: Disabled")
+    a.run("ip link set eth0 up")
+    wait_port(a, "sroce0", "4: ACTIVE", "5: LinkUp")
+
+    # 339 bytes cannot carry a 256-byte IB payload with RoCEv2's headers:
+    # the port must go down rather than claim an MTU it cannot honour.
+    a.run("ip link set eth0 mtu 339")
+    wait_port(a, "sroce0", "1: DOWN", "3: Disabled")
+    a.run("ip link set eth0 mtu 340")
+    wait_port(a, "sroce0", "4: ACTIVE", "5: LinkUp")
+    a.run("ip link set eth0 mtu 1500")
+    wait_port(a, "sroce0", "4: ACTIVE", "5: LinkUp")
+    # Below 1280 bytes IPv6 left eth0 altogether; put the bench's back.
+    a.run("ip addr replace fd77::1/64 dev eth0 nodad")
+    wait_gid(a, "sroce0", "fd77:0000:0000:0000:0000:0000:0000:0001")
+
+    v4 = "0000:0000:0000:0000:0000:ffff:0a4e:0101"	 # 10.78.1.1
+    v6 = "fd78:0000:0000:0000:0000:0000:0000:0001"
+    a.run("ip addr add 10.78.1.1/24 dev eth0")
+    a.run("ip addr add fd78::1/64 dev eth0 nodad")
+    wait_gid(a, "sroce0", v4)
+    wait_gid(a, "sroce0", v6)
+    a.run("ip addr del 10.78.1.1/24 dev eth0")
+    a.run("ip addr del fd78::1/64 dev eth0")
+    wait_gid(a, "sroce0", v4, present=False)
+    wait_gid(a, "sroce0", v6, present=False)
+
+    bench.detach(a, "sroce0")
+    assert links(a) == []
+
+
+def test_carrier_loss(bench):
+    """Carrier off is a port down, but a physical state of 'polling'."""
+    sroce_only(bench)
+    a = bench.a
+    a.run("modprobe dummy numdummies=0 && ip link add d0 type dummy && "
+          "ip link set d0 up")
+    bench.attach(a, "sroce1", netdev="d0")
+    wait_port(a, "sroce1", "4: ACTIVE", "5: LinkUp")
+    a.run("ip link set d0 carrier off")
+    wait_port(a, "sroce1", "1: DOWN", "2: Polling")
+    a.run("ip link set d0 carrier on")
+    wait_port(a, "sroce1", "4: ACTIVE", "5: LinkUp")
+    a.run("ip link del d0")
+    a.wait_for("! rdma link show sroce1/1", timeout=30)
+
+
+def test_fifty_add_delete_cycles(bench):
+    sroce_only(bench)
+    a = bench.a
+    a.run("ip link add v0 type veth peer name v1 && ip link set v0 up && "
+          "ip link set v1 up")
+    # One guest command for all 50 cycles: a process per step costs
+    # seconds under TCG.
+    a.run("for i in $(seq 50); do "
+          "rdma link add sroce$i type sroce netdev eth0 || exit 1; "
+          "rdma link add x$i type sroce netdev v0 || exit 2; "
+          f"test -d {SYS}/sroce$i -a -d {SYS}/x$i || exit 3; "
+          "rdma link delete sroce$i || exit 4; "
+          "rdma link delete x$i || exit 5; "
+          f"test ! -e {SYS}/sroce$i || exit 6; "
+          "done", timeout=600)
+    assert links(a) == []
+    # Nothing may still hold the netdevs: deleting them must not wait.
+    a.run("ip link del v0", timeout=30)
+    a.run("rmmod sroce", timeout=30)
+
+
+def test_rmmod_with_devices_present(bench):
+    sroce_only(bench)
+    a = bench.a
+    a.run("ip link add v0 type veth peer name v1 && ip link set v0 up")
+    bench.attach(a, "sroce0")
+    bench.attach(a, "sroce1", netdev="v0")
+    assert links(a) == [("sroce0", "eth0"), ("sroce1", "v0")]
+    a.run("rmmod sroce", timeout=60)
+    assert links(a) == []
+    a.run(f"test -z \"$(ls {SYS})\"")
+    # The netdevs were let go of.
+    a.run("ip link del v0", timeout=30)
+    bench.attach(a, "sroce0")
+    assert links(a) == [("sroce0", "eth0")]
+
+
+def test_netdev_removed(bench):
+    sroce_only(bench)
+    a = bench.a
+    a.run("ip link add v0 type veth peer name v1")
+    bench.attach(a, "sroce2", netdev="v0")
+    a.run("ip link del v0", timeout=60)
+    a.wait_for(f"test ! -e {SYS}/sroce2", timeout=30)
+    assert links(a) == []
+
+
+def test_nic_module_unloaded(bench):
+    sroce_only(bench)
+    a = bench.a
+    a.run("modprobe dummy numdummies=0 && ip link add d0 type dummy && "
+          "ip link add d1 type dummy")
+    bench.attach(a, "sroce3", netdev="d0")
+    bench.attach(a, "sroce4", netdev="d1")
+    a.run("rmmod dummy", timeout=60)
+    a.wait_for(f"test ! -e {SYS}/sroce3 -a ! -e {SYS}/sroce4", timeout=30)
+    assert links(a) == []
+    a.run("rmmod sroce", timeout=30)
+
+
+def test_bad_input(bench):
+    sroce_only(bench)
+    a = bench.a
+    bench.attach(a, "sroce0")
+    a.run("ip link add v0 type veth peer name v1")
+    a.run("ip tuntap add mode tun dev tun0 && ip tuntap add mode tap dev tap0")
+
+    rdma_fails(a, "rdma link add s1 type sroce netdev nosuch",
+               "error: No such device")
+    rdma_fails(a, "rdma link add s1 type sroce netdev lo",
+               "error: Operation not supported")
+    rdma_fails(a, "rdma link add s1 type sroce netdev tun0",
+               "error: Operation not supported")
+    rdma_fails(a, "rdma link add s1 type sroce netdev eth0",
+               "error: File exists")
+    rdma_fails(a, "rdma link add sroce0 type sroce netdev v0",
+               "error: File exists")
+    rdma_fails(a, "rdma link add 'a/b' type sroce netdev v0",
+               "error: Invalid argument")
+    rdma_fails(a, "rdma link add 'a b' type sroce netdev v0",
+               "error: Invalid argument")
+    rdma_fails(a, f"rdma link add {'n' * 64} type sroce netdev v0",
+               "error: Invalid argument")
+    rdma_fails(a, "rdma link add s1 type nosuchtype netdev v0",
+               "error: Invalid argument")
+
+    # The longest name that fits, and a tap (Ethernet) device, are fine.
+    longest = "n" * 63
+    bench.attach(a, longest, netdev="v0")
+    bench.attach(a, "s2", netdev="tap0")
+    assert links(a) == [("sroce0", "eth0"), (longest, "v0"), ("s2", "tap0")]
+    a.run("ip link del tap0 && ip link del tun0 && ip link del v0",
+          timeout=60)
+    a.wait_for(f"test ! -e {SYS}/s2 -a ! -e {SYS}/{longest}", timeout=30)
+    assert links(a) == [("sroce0", "eth0")]
+
+
+def test_both_guests(bench):
+    """Both guests attach; each sees its own addresses as GIDs."""
+    sroce_only(bench)
+    for g, last in ((bench.a, "0001"), (bench.b, "0002")):
+        bench.attach(g, "sroce0")
+        wait_port(g, "sroce0", "4: ACTIVE", "5: LinkUp")
+        wait_gid(g, "sroce0", f"0000:0000:0000:0000:0000:ffff:0a4d:{last}")
