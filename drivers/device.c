@@ -11,7 +11,9 @@
 
 #include "device.h"
 #include "limits.h"
+#include "pd.h"
 #include "port.h"
+#include "ucontext.h"
 
 static void sroce_init_attr(struct sroce_dev *sdev)
 {
@@ -72,12 +74,19 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.driver_id = SROCE_DRIVER_ID,
 	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
 
+	.alloc_pd = sroce_alloc_pd,
+	.alloc_ucontext = sroce_alloc_ucontext,
 	.dealloc_driver = sroce_dealloc_driver,
+	.dealloc_pd = sroce_dealloc_pd,
+	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.get_link_layer = sroce_get_link_layer,
 	.get_port_immutable = sroce_get_port_immutable,
 	.query_device = sroce_query_device,
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
 };
 
 /**

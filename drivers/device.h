@@ -14,6 +14,7 @@
  * @ndev_tracker: reference tracker for @ndev
  * @port: port 1, the only port
  * @attr: the limits query_device reports, fixed at creation
+ * @pd_count: protection domains allocated, bounded by attr.max_pd
  *
  * Owned by the RDMA core once registered: it is freed by the core after
  * sroce_dealloc_driver(), whether removal came from `rdma link delete`,
@@ -25,6 +26,7 @@ struct sroce_dev {
 	netdevice_tracker ndev_tracker;
 	struct sroce_port port;
 	struct ib_device_attr attr;
+	atomic_t pd_count;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Protection domains.
+ */
+#include <rdma/ib_verbs.h>
+
+#include "device.h"
+#include "limits.h"
+#include "pd.h"
+
+int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+
+	/* The limit query_device advertises, like a device out of slots. */
+	if (atomic_inc_return(&sdev->pd_count) > SROCE_MAX_PD) {
+		atomic_dec(&sdev->pd_count);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	atomic_dec(&to_sdev(ibpd->device)->pd_count);
+	return 0;
+}
