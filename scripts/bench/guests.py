@@ -1,0 +1,613 @@
+"""Host side of the two-guest QEMU bench.
+
+Each guest runs Debian's stock kernel (build/guest/kernel, see scripts/setup)
+with the host's / as a read-only 9p root under a tmpfs overlay, and an agent
+(scripts/guest/agent.py) answering JSON requests on a virtio-serial port.
+Guest A (10.77.0.1) and guest B (10.77.0.2) are linked by one virtio-net NIC
+each, joined through a QEMU stream socket; the host never talks to that link.
+"""
+import atexit
+import ctypes
+import itertools
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kmsg_gate import offending  # noqa: E402
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(TOP, "build")
+GUEST_DIR = os.path.join(BUILD, "guest")
+QEMU = "qemu-system-x86_64"
+PORT_NAME = "org.sroce.ctl"
+# Requests are answered by the agent within their own timeout; past this extra
+# margin the agent (or the guest) is taken to be hung.
+REPLY_MARGIN = 30.0
+
+
+class GuestError(Exception):
+    """The guest or its agent failed (not the command run in it)."""
+
+
+class GuestDead(GuestError):
+    """QEMU exited or the control channel closed."""
+
+
+class GuestHung(GuestError):
+    """The agent did not answer within the bound."""
+
+
+class CommandFailed(Exception):
+    def __init__(self, guest, cmd, result):
+        self.guest, self.cmd, self.result = guest, cmd, result
+        super().__init__(f"[{guest}] command failed with rc={result.rc}: {cmd}\n"
+                         f"--- stdout ---\n{result.out}--- stderr ---\n{result.err}")
+
+
+class Result:
+    def __init__(self, cmd, rc, out, err, t):
+        self.cmd, self.rc, self.out, self.err, self.t = cmd, rc, out, err, t
+
+    @property
+    def ok(self):
+        return self.rc == 0
+
+    def __repr__(self):
+        return f"Result(rc={self.rc}, t={self.t}, cmd={self.cmd!r})"
+
+
+class Job:
+    """A background command in a guest (Guest.spawn)."""
+
+    def __init__(self, guest, jid, cmd, timeout):
+        self.guest, self.jid, self.cmd, self.timeout = guest, jid, cmd, timeout
+        self.result = None
+
+    def wait(self, timeout=None, check=True):
+        """Wait up to timeout s (default: the job's own timeout) for the job to end
+        and return its Result; raise TimeoutError if it is still running."""
+        if self.result is None:
+            timeout = self.timeout if timeout is None else timeout
+            reply = self.guest.request({"op": "wait", "job": self.jid, "timeout": timeout},
+                                       timeout)
+            if reply.get("running"):
+                raise TimeoutError(f"[{self.guest.name}] job still running after {timeout}s:"
+                                   f" {self.cmd}")
+            self.result = self.guest._result(self.cmd, reply)
+            self.guest._jobs.discard(self)
+        if check and not self.result.ok:
+            raise CommandFailed(self.guest.name, self.cmd, self.result)
+        return self.result
+
+    def kill(self):
+        """Kill the job's process group; return its Result (rc 124 when killed)."""
+        if self.result is None:
+            reply = self.guest.request({"op": "kill", "job": self.jid}, 10)
+            self.result = self.guest._result(self.cmd, reply)
+            self.guest._jobs.discard(self)
+        return self.result
+
+
+# Every QEMU we start, so that any exit of the host process stops them.
+_live = set()
+_live_lock = threading.Lock()
+
+
+def _kill_all():
+    with _live_lock:
+        procs = list(_live)
+    for p in procs:
+        _kill_group(p)
+
+
+def _kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    with _live_lock:
+        _live.discard(proc)
+
+
+atexit.register(_kill_all)
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _qemu_preexec():
+    # If this Python process dies without running atexit (SIGKILL, CI timeout),
+    # the kernel kills QEMU. Note: PDEATHSIG fires when the *thread* that forked
+    # exits, so QEMU is always started from the caller's (main) thread.
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def install_signal_handlers():
+    """Turn SIGTERM/SIGHUP into SystemExit so atexit stops the guests
+    (SIGINT already raises KeyboardInterrupt)."""
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
+
+
+def guest_abi():
+    path = os.path.join(GUEST_DIR, "abi")
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        raise GuestError(f"{path} missing: run scripts/setup first") from None
+
+
+def prepare_modules(top=TOP, log=print):
+    """Build build/guest/modules/lib/modules/<abi>: the stock guest modules
+    (hard links, so it costs no space) plus extra/sroce.ko from the repo top,
+    depmod'ed here so the guest's modprobe and request_module() find sroce."""
+    abi = guest_abi()
+    src = os.path.join(GUEST_DIR, "kernel", "lib", "modules", abi)
+    base = os.path.join(GUEST_DIR, "modules")
+    dst = os.path.join(base, "lib", "modules", abi)
+    if not os.path.isdir(os.path.join(dst, "kernel")):
+        if not os.path.isdir(os.path.join(src, "kernel")):
+            raise GuestError(f"{src} missing: run scripts/setup first")
+        shutil.rmtree(base, ignore_errors=True)
+        os.makedirs(dst)
+        subprocess.run(["cp", "-al", os.path.join(src, "kernel"), dst], check=True)
+        for name in os.listdir(src):
+            if name.startswith("modules.builtin") or name == "modules.order":
+                shutil.copy2(os.path.join(src, name), dst)
+    extra = os.path.join(dst, "extra")
+    os.makedirs(extra, exist_ok=True)
+    ko = os.path.join(top, "sroce.ko")
+    target = os.path.join(extra, "sroce.ko")
+    if os.path.exists(target):
+        os.unlink(target)
+    if os.path.exists(ko):
+        shutil.copy2(ko, target)
+    else:
+        log(f"warning: {ko} not found (run make): the guests have no sroce module")
+    subprocess.run(["depmod", "-b", base, abi], check=True)
+    # Inputs of the initramfs may have changed (init script, kernel): cheap if not.
+    subprocess.run([sys.executable, os.path.join(top, "scripts", "guest", "mkinitramfs.py")],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+class Guest:
+    """One QEMU guest and its agent connection.
+
+    name: "a" or "b"; index: 1 or 2 (address suffix). link: path of the unix
+    socket joining the two NICs; link_server: whether this QEMU listens on it.
+    """
+
+    netdev = "eth0"
+
+    def __init__(self, name, index, logdir, rundir, link, link_server, top=TOP,
+                 mem_mb=1024, log=print):
+        self.name, self.index = name, index
+        self.hostname = f"sroce-{name}"
+        self.ip = f"10.77.0.{index}"
+        self.ip6 = f"fd77::{index}"
+        self.mac = f"52:54:00:77:00:{index:02x}"
+        self.logdir, self.rundir, self.top = logdir, rundir, top
+        self.link, self.link_server = link, link_server
+        self.mem_mb = mem_mb
+        self.log = log
+        self.ctl_path = os.path.join(rundir, f"{name}.ctl")
+        self.boots = 0
+        self.proc = None
+        self.console_log = None
+        self._sock = None
+        self._ids = itertools.count(1)
+        self._pending = {}
+        self._lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._hello = threading.Event()
+        self._dead = None
+        self._jobs = set()
+        self.kmsg_log = os.path.join(logdir, f"{name}-kmsg.log")
+        self.boot_time = None
+
+    def __repr__(self):
+        return f"Guest({self.name}, {self.ip})"
+
+    # ---- life cycle -------------------------------------------------------
+
+    def qemu_cmdline(self):
+        abi = guest_abi()
+        append = ["console=ttyS0", "panic=-1", f"benchtop={self.top}", f"benchrole={self.name}"]
+        stream = (f"stream,id=n0,server={'on' if self.link_server else 'off'},"
+                  f"addr.type=unix,addr.path={self.link}")
+        return [
+            QEMU, "-machine", "q35", "-accel", "tcg", "-cpu", "qemu64", "-smp", "1",
+            "-m", str(self.mem_mb), "-nodefaults", "-no-user-config",
+            "-display", "none", "-no-reboot",
+            "-kernel", os.path.join(GUEST_DIR, "kernel", "boot", f"vmlinux-{abi}"),
+            "-initrd", os.path.join(GUEST_DIR, "initramfs.cpio.gz"),
+            "-append", " ".join(append),
+            "-serial", f"file:{self.console_log}",
+            "-fsdev", "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap",
+            "-device", "virtio-9p-pci,fsdev=root,mount_tag=hostroot",
+            "-netdev", stream,
+            "-device", f"virtio-net-pci,netdev=n0,mac={self.mac},speed=10000,duplex=full",
+            "-device", "virtio-serial-pci",
+            "-chardev", f"socket,id=ctl,path={self.ctl_path},server=on,wait=off",
+            "-device", f"virtserialport,chardev=ctl,name={PORT_NAME}",
+            "-device", "virtio-rng-pci",
+        ]
+
+    def start(self):
+        """Start QEMU (returns at once; see wait_ready). Call from the main thread."""
+        assert self.proc is None, "guest already started"
+        self.boots += 1
+        suffix = "" if self.boots == 1 else f".boot{self.boots}"
+        self.console_log = os.path.join(self.logdir, f"{self.name}-console{suffix}.log")
+        for path in (self.ctl_path,) + ((self.link,) if self.link_server else ()):
+            if os.path.exists(path):
+                os.unlink(path)
+        self._hello.clear()
+        self._dead = None
+        self._pending = {}
+        self._jobs = set()
+        qlog = open(os.path.join(self.logdir, f"{self.name}-qemu{suffix}.log"), "w")
+        self._t0 = time.monotonic()
+        self.proc = subprocess.Popen(self.qemu_cmdline(), stdin=subprocess.DEVNULL,
+                                     stdout=qlog, stderr=subprocess.STDOUT,
+                                     start_new_session=True, preexec_fn=_qemu_preexec)
+        qlog.close()
+        with _live_lock:
+            _live.add(self.proc)
+        self.log(f"[{self.name}] qemu started (pid {self.proc.pid}), console: "
+                 f"{os.path.relpath(self.console_log, self.top)}")
+
+    def wait_path(self, path, timeout):
+        """Wait until QEMU has created the socket at path (bounded)."""
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(path):
+            if self.proc.poll() is not None:
+                raise GuestDead(f"[{self.name}] qemu exited with {self.proc.returncode}"
+                                f" before creating {path}; see {self.qemu_log_tail()}")
+            if time.monotonic() > deadline:
+                raise GuestError(f"[{self.name}] {path} not created within {timeout}s")
+            time.sleep(0.05)
+
+    def connect(self, timeout=10):
+        self.wait_path(self.ctl_path, timeout)
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.connect(self.ctl_path)
+        threading.Thread(target=self._reader, args=(self._sock,), daemon=True,
+                         name=f"ctl-{self.name}").start()
+
+    def wait_ready(self, timeout=120):
+        """Wait for the agent's hello; raise GuestError with the console tail if
+        it does not come within timeout seconds."""
+        deadline = time.monotonic() + timeout
+        while not self._hello.wait(0.2):
+            if self._dead:
+                raise GuestDead(f"[{self.name}] died while booting: {self._dead}\n"
+                                f"{self.console_tail()}")
+            if time.monotonic() > deadline:
+                raise GuestError(f"[{self.name}] not ready within {timeout}s\n"
+                                 f"{self.console_tail()}")
+        self.boot_time = time.monotonic() - self._t0
+        self.log(f"[{self.name}] ready in {self.boot_time:.1f}s (guest uptime {self._uptime:.1f}s)")
+
+    def boot(self, timeout=120):
+        self.start()
+        self.connect()
+        self.wait_ready(timeout)
+
+    def shutdown(self, timeout=20):
+        """Power the guest off; kill QEMU if it is still there after timeout s."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None and not self._dead:
+            try:
+                # No init system here: sysrq powers off at once (all state is tmpfs).
+                self.request({"cmd": "echo o > /proc/sysrq-trigger", "timeout": 5},
+                             timeout=2, expect_reply=False)
+            except GuestError:
+                pass
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.log(f"[{self.name}] did not power off within {timeout}s: killing qemu")
+        self.kill()
+
+    def kill(self):
+        """Kill QEMU at once."""
+        if self.proc is not None:
+            _kill_group(self.proc)
+            self.proc = None
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        self._mark_dead("killed by host")
+
+    def alive(self, timeout=15):
+        """True if QEMU runs and the agent answers a trivial command in time."""
+        if self.proc is None or self.proc.poll() is not None or self._dead:
+            return False
+        try:
+            return self.run("true", timeout=timeout, check=False).ok
+        except GuestError:
+            return False
+
+    # ---- control channel ---------------------------------------------------
+
+    def _reader(self, sock):
+        buf = b""
+        try:
+            while True:
+                chunk = sock.recv(1 << 16)
+                if not chunk:
+                    break
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    self._dispatch(json.loads(line))
+        except OSError:
+            pass
+        rc = self.proc.poll() if self.proc else None
+        self._mark_dead("control channel closed" + (f", qemu exit {rc}" if rc is not None else ""))
+
+    def _dispatch(self, msg):
+        if "hello" in msg:
+            # Also sent when the agent restarts after a crash; pending requests
+            # of the previous agent will never be answered.
+            if self._hello.is_set():
+                self._fail_pending("agent restarted")
+            self._uptime = msg.get("uptime", 0.0)
+            self._hello.set()
+            return
+        with self._lock:
+            slot = self._pending.pop(msg.get("id"), None)
+        if slot is not None:
+            slot[1] = msg
+            slot[0].set()
+
+    def _mark_dead(self, why):
+        if self._dead is None:
+            self._dead = why
+        self._fail_pending(why)
+
+    def _fail_pending(self, why):
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for slot in pending.values():
+            slot[1] = {"dead": why}
+            slot[0].set()
+
+    def request(self, req, timeout, expect_reply=True):
+        """Send one request; return the agent's reply dict. timeout bounds the
+        request's own work; REPLY_MARGIN more is allowed before GuestHung."""
+        if self._dead or self._sock is None:
+            raise GuestDead(f"[{self.name}] guest is down ({self._dead})")
+        rid = next(self._ids)
+        slot = [threading.Event(), None]
+        with self._lock:
+            self._pending[rid] = slot
+        data = (json.dumps(dict(req, id=rid)) + "\n").encode()
+        try:
+            with self._send_lock:
+                self._sock.sendall(data)
+        except OSError as e:
+            self._mark_dead(f"send failed: {e}")
+            raise GuestDead(f"[{self.name}] control channel broken: {e}") from None
+        if not expect_reply:
+            return None
+        if not slot[0].wait(timeout + REPLY_MARGIN):
+            with self._lock:
+                self._pending.pop(rid, None)
+            raise GuestHung(f"[{self.name}] agent did not answer within "
+                            f"{timeout + REPLY_MARGIN:.0f}s: {req}")
+        reply = slot[1]
+        if "dead" in reply:
+            raise GuestDead(f"[{self.name}] guest went down during {req}: {reply['dead']}\n"
+                            f"{self.console_tail()}")
+        if "error" in reply:
+            raise GuestError(f"[{self.name}] agent error for {req}:\n{reply['error']}")
+        return reply
+
+    @staticmethod
+    def _result(cmd, reply):
+        return Result(cmd, reply["rc"], reply["out"], reply["err"], reply["t"])
+
+    # ---- commands ------------------------------------------------------------
+
+    def run(self, cmd, timeout=60, check=True):
+        """Run cmd with bash -c in the guest (cwd: the repo top) and return a
+        Result; raise CommandFailed on non-zero rc when check. A command still
+        running after timeout s is killed with its process group (rc 124)."""
+        res = self._result(cmd, self.request({"cmd": cmd, "timeout": timeout}, timeout))
+        if check and not res.ok:
+            raise CommandFailed(self.name, cmd, res)
+        return res
+
+    def spawn(self, cmd, timeout=300):
+        """Start cmd in the background; it is killed after timeout s."""
+        reply = self.request({"cmd": cmd, "timeout": timeout, "bg": True}, 10)
+        job = Job(self, reply["job"], cmd, timeout)
+        self._jobs.add(job)
+        return job
+
+    def kill_jobs(self):
+        for job in list(self._jobs):
+            job.kill()
+
+    def wait_for(self, cmd, timeout=30, interval=0.5):
+        """Retry the shell condition cmd until it succeeds; return its Result.
+        Raise TimeoutError with the last output if it never does in timeout s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            res = self.run(cmd, timeout=max(left, 5), check=False)
+            if res.ok:
+                return res
+            if time.monotonic() + interval > deadline:
+                raise TimeoutError(f"[{self.name}] condition not met within {timeout}s: {cmd}\n"
+                                   f"last rc={res.rc}\n{res.out}{res.err}")
+            time.sleep(interval)
+
+    def kmsg(self):
+        """Kernel log records since the previous call (the first call returns the
+        boot log): list of {"level","seq","ts","text"}. Also appended to
+        <logdir>/<guest>-kmsg.log."""
+        records = self.request({"op": "kmsg"}, 15)["records"]
+        if records:
+            with open(self.kmsg_log, "a") as f:
+                for r in records:
+                    f.write(f"<{r['level']}>[{r['ts'] / 1e6:12.6f}] {r['text']}\n")
+        return records
+
+    # ---- diagnostics ---------------------------------------------------------
+
+    def console_tail(self, lines=40):
+        if not self.console_log or not os.path.exists(self.console_log):
+            return "(no console log)"
+        with open(self.console_log, errors="replace") as f:
+            tail = f.read().splitlines()[-lines:]
+        return f"--- last {len(tail)} console lines ({self.console_log}) ---\n" + "\n".join(tail)
+
+    def qemu_log_tail(self):
+        suffix = "" if self.boots == 1 else f".boot{self.boots}"
+        path = os.path.join(self.logdir, f"{self.name}-qemu{suffix}.log")
+        with open(path, errors="replace") as f:
+            return f"{path}:\n{f.read()[-2000:]}"
+
+
+class Skip(Exception):
+    """Raised by a test to skip itself: raise bench.Skip("reason")."""
+
+
+# Run in a guest between tests: back to the state right after boot.
+RESET_SCRIPT = r"""
+for dev in $(rdma link show 2>/dev/null | awk '$1 == "link" { sub("/.*", "", $2); print $2 }' | sort -u); do
+    rdma link delete "$dev" 2>/dev/null || true
+done
+for m in sroce rdma_rxe; do
+    if [ -e /sys/module/$m ]; then rmmod $m || echo "reset: rmmod $m failed" >&2; fi
+done
+for ns in $(ip netns list 2>/dev/null | cut -d' ' -f1); do ip netns delete "$ns" || true; done
+for dev in $(ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do
+    case "$dev" in lo|eth0) ;; *) ip link delete "$dev" 2>/dev/null || true ;; esac
+done
+ip link set eth0 up mtu 1500
+ip addr flush dev eth0 scope global
+ip addr add {ip}/24 dev eth0
+ip addr add {ip6}/64 dev eth0 nodad
+left=$(ls /sys/class/infiniband 2>/dev/null)
+[ -z "$left" ] || { echo "reset: rdma devices left: $left" >&2; exit 1; }
+for m in sroce rdma_rxe; do
+    [ ! -e /sys/module/$m ] || { echo "reset: module $m still loaded" >&2; exit 1; }
+done
+"""
+
+
+class Bench:
+    """The pair of guests joined by one link. Use as a context manager or call
+    start()/stop(). Tests get it as their `bench` argument."""
+
+    Skip = Skip
+
+    def __init__(self, driver="sroce", logdir=None, top=TOP, log=print):
+        if driver not in ("sroce", "rxe"):
+            raise ValueError(f"driver must be sroce or rxe, not {driver!r}")
+        self.driver, self.top, self.log = driver, top, log
+        self.logdir = logdir or os.path.join(BUILD, "logs", time.strftime("%Y%m%d-%H%M%S"))
+        os.makedirs(self.logdir, exist_ok=True)
+        self.rundir = self._make_rundir()
+        link = os.path.join(self.rundir, "link.sock")
+        self.a = Guest("a", 1, self.logdir, self.rundir, link, True, top, log=log)
+        self.b = Guest("b", 2, self.logdir, self.rundir, link, False, top, log=log)
+        self.guests = (self.a, self.b)
+
+    @staticmethod
+    def _make_rundir():
+        runs = os.path.join(BUILD, "run")
+        # Left by a runner that was SIGKILLed (its QEMUs died with it).
+        for name in os.listdir(runs) if os.path.isdir(runs) else ():
+            if name.isdigit() and not os.path.exists(f"/proc/{name}"):
+                shutil.rmtree(os.path.join(runs, name), ignore_errors=True)
+        path = os.path.join(runs, str(os.getpid()))
+        # sun_path holds 108 bytes; a deep clone path falls back to /tmp.
+        if len(os.path.join(path, "link.sock")) >= 100:
+            return tempfile.mkdtemp(prefix="sroce-run-")
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def start(self, timeout=180):
+        prepare_modules(self.top, self.log)
+        self._boot(self.guests, timeout)
+
+    def _boot(self, guests, timeout):
+        t0 = time.monotonic()
+        # A listens on the link socket, B connects to it (no reconnect in QEMU
+        # 7.2), so A's QEMU must be up first; both then boot in parallel.
+        for g in guests:
+            g.start()
+            if g.link_server:
+                g.wait_path(g.link, 10)
+        for g in guests:
+            g.connect()
+        for g in guests:
+            g.wait_ready(max(1.0, timeout - (time.monotonic() - t0)))
+        for g in guests:
+            boot_log = g.kmsg()
+            bad = offending(boot_log)
+            for r in bad:
+                self.log(f"warning: boot log: [{g.name}] <{r['level']}> {r['text']}")
+        self.log(f"guests {'+'.join(g.name for g in guests)} ready in "
+                 f"{time.monotonic() - t0:.1f}s")
+
+    def reboot(self, guest, timeout=180):
+        """Restart a guest. B reconnects to A's link socket; A's restart makes a
+        new socket, so B restarts with it."""
+        group = self.guests if guest is self.a else (guest,)
+        for g in group:
+            g.kill()
+        self._boot(group, timeout)
+
+    def stop(self):
+        for g in self.guests:
+            g.shutdown()
+        shutil.rmtree(self.rundir, ignore_errors=True)
+
+    # ---- helpers for tests ---------------------------------------------------
+
+    def attach(self, guest, name=None, netdev="eth0"):
+        """rdma link add NAME type <driver> netdev NETDEV; returns NAME."""
+        name = name or f"{self.driver}0"
+        if self.driver == "rxe":
+            guest.run("modprobe rdma_rxe")
+        # sroce is loaded by the kernel itself (request_module rdma-link-sroce).
+        guest.run(f"rdma link add {name} type {self.driver} netdev {netdev}")
+        return name
+
+    def detach(self, guest, name):
+        guest.run(f"rdma link delete {name}")
+
+    def reset(self, guest):
+        """Back to the post-boot state; raise CommandFailed if that is impossible
+        (e.g. the module cannot be unloaded)."""
+        guest.kill_jobs()
+        guest.run(RESET_SCRIPT.replace("{ip}", guest.ip).replace("{ip6}", guest.ip6),
+                  timeout=120)

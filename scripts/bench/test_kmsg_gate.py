@@ -1,0 +1,73 @@
+"""Host-side unit tests of the kernel log gate:
+/usr/bin/python3 -m unittest discover -s scripts/bench -p 'test_*.py'"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kmsg_gate import format_record, offending  # noqa: E402
+
+
+def rec(text, level=6):
+    return {"level": level, "text": text}
+
+
+class GateTest(unittest.TestCase):
+    def test_clean_log_passes(self):
+        records = [rec("virtio_net virtio1 eth0: renamed"),
+                   rec("rdma_rxe: loaded"),
+                   rec("sroce: sroce0 attached to eth0", 6),
+                   rec("sroce: slow path taken", 4),
+                   rec("some other driver: error", 3)]
+        self.assertEqual(offending(records), [])
+
+    def test_generic_patterns_fail_at_any_level(self):
+        lines = [
+            "WARNING: CPU: 0 PID: 1 at drivers/x.c:10 f+0x1/0x2",
+            "BUG: unable to handle page fault for address: 0000",
+            "Oops: 0000 [#1] PREEMPT SMP NOPTI",
+            "general protection fault, probably for non-canonical address",
+            "refcount_t: underflow; use-after-free.",
+            "list_del corruption, ffff8880.next is LIST_POISON1",
+            "list_add corruption. prev->next should be next",
+            "INFO: task rdma:123 blocked for more than 60 seconds.",
+            "WARNING: possible circular locking dependency detected",
+            "inconsistent lock state",
+            "lockdep: fixing up alternatives",
+            "BUG: KASAN: use-after-free in sroce_poll",
+            "UBSAN: shift-out-of-bounds in drivers/x.c:3:4",
+            "kernel BUG at drivers/x.c:42!",
+            "Call Trace:",
+            "unregister_netdevice: waiting for eth0 to become free. Usage count = 2",
+        ]
+        for line in lines:
+            with self.subTest(line=line):
+                self.assertEqual(offending([rec(line, 7)]), [rec(line, 7)])
+
+    def test_driver_errors_fail_only_at_err_or_worse(self):
+        for level in range(0, 4):
+            with self.subTest(level=level):
+                self.assertTrue(offending([rec("sroce: planted error", level)]))
+        for level in range(4, 8):
+            with self.subTest(level=level):
+                self.assertFalse(offending([rec("sroce: planted error", level)]))
+        # ib_core speaking about a sroce device counts too.
+        self.assertTrue(offending([rec("infiniband sroce0: Couldn't open port 1", 3)]))
+
+    def test_case_and_partial_words(self):
+        # The patterns are case-sensitive as the kernel prints them.
+        self.assertFalse(offending([rec("warning: not a kernel splat"),
+                                    rec("oops-free run")]))
+
+    def test_order_is_kept_and_only_bad_returned(self):
+        records = [rec("ok 1"), rec("Call Trace:"), rec("ok 2"),
+                   rec("sroce: boom", 2), rec("ok 3")]
+        self.assertEqual([r["text"] for r in offending(records)],
+                         ["Call Trace:", "sroce: boom"])
+
+    def test_format(self):
+        self.assertEqual(format_record("a", rec("sroce: x", 3)), "[a] <3> sroce: x")
+
+
+if __name__ == "__main__":
+    unittest.main()
