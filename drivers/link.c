@@ -26,16 +26,23 @@ static DEFINE_MUTEX(sroce_link_lock);
  * what would be mangled there ('/') or be unreadable (spaces, control
  * characters) rather than register a device nobody can name.
  *
- * Return: 0, -EINVAL for a malformed name, -EEXIST when an RDMA device
- * (of any driver) already has it.
+ * The core copies the name into IB_DEVICE_NAME_MAX bytes and silently
+ * truncates a longer one, so a name that fills the buffer may have been
+ * cut: refuse it instead of registering a name the user never asked for.
+ *
+ * Return: 0, -EINVAL for a malformed name, -ENAMETOOLONG for one of
+ * SROCE_NAME_MAX + 1 characters or more, -EEXIST when an RDMA device (of
+ * any driver) already has it.
  */
 int sroce_link_check_name(const char *name)
 {
 	struct ib_device *other;
 	const char *c;
 
-	if (!*name || strnlen(name, IB_DEVICE_NAME_MAX) >= IB_DEVICE_NAME_MAX)
+	if (!*name)
 		return -EINVAL;
+	if (strnlen(name, IB_DEVICE_NAME_MAX) > SROCE_NAME_MAX)
+		return -ENAMETOOLONG;
 	for (c = name; *c; c++)
 		if (!isgraph(*c) || *c == '/' || *c == '%')
 			return -EINVAL;
@@ -81,8 +88,8 @@ static int sroce_newlink(const char *name, struct net_device *ndev)
 	mutex_lock(&sroce_link_lock);
 	err = sroce_link_check_name(name);
 	if (err) {
-		pr_info("cannot name a device \"%s\": %s\n", name,
-			err == -EEXIST ? "name taken" : "invalid name");
+		pr_info("cannot name a device \"%s\": %pe\n", name,
+			ERR_PTR(err));
 		goto out;
 	}
 
