@@ -8,19 +8,25 @@ TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 
 # The newest Debian amd64 headers installed, or any tree given as KDIR=.
 KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64)))
+# The release KDIR builds for, e.g. 6.1.0-57-amd64.
+KVER = $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
 # CI builds with warnings as errors.
 SROCE_WERROR ?= 0
 
 KBUILD := $(MAKE) -C $(KDIR) M=$(TOP) CONFIG_SROCE=m SROCE_WERROR=$(SROCE_WERROR)
 
-.PHONY: all module setup demo check kunit sparse checkpatch install uninstall clean
+.PHONY: all module provider setup demo check kunit sparse checkpatch install uninstall clean
 
-all: module
+all: module provider
 
 module:
 	@test -d "$(KDIR)" || { echo "sroce: no kernel headers at '$(KDIR)': run 'make setup' or pass KDIR=" >&2; exit 1; }
 	$(KBUILD) modules
+
+# libsroce, the libibverbs provider: build/libsroce/libsroce-rdmav34.so
+provider:
+	$(MAKE) -C $(TOP)/tools/libsroce SROCE_WERROR=$(SROCE_WERROR)
 
 # Installs the build and test dependencies on a Debian 12 machine (root).
 setup:
@@ -28,7 +34,7 @@ setup:
 
 # Build, boot two guests, attach sroce on both and show it working.
 demo: setup
-	$(MAKE) -C $(TOP) module
+	$(MAKE) -C $(TOP) module provider
 	$(TOP)/scripts/demo
 
 # Every test: build with -Werror, sparse, checkpatch, KUnit, guest tests.
@@ -46,13 +52,16 @@ checkpatch:
 	$(TOP)/scripts/checkpatch
 
 # For a real machine running the kernel KDIR belongs to, never the bench.
-install: module
+install: module provider
 	$(KBUILD) modules_install
-	depmod -a $(notdir $(patsubst %/,%,$(dir $(KDIR)/)))
+	depmod -a $(KVER)
+	$(MAKE) -C $(TOP)/tools/libsroce install
 
 uninstall:
-	rm -f /lib/modules/*/updates/sroce.ko /lib/modules/*/extra/sroce.ko
-	depmod -a
+	rm -f /lib/modules/$(KVER)/updates/sroce.ko /lib/modules/$(KVER)/extra/sroce.ko
+	depmod -a $(KVER)
+	$(MAKE) -C $(TOP)/tools/libsroce uninstall
 
 clean:
 	@if [ -d "$(KDIR)" ]; then $(KBUILD) clean; fi
+	$(MAKE) -C $(TOP)/tools/libsroce clean

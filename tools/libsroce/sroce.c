@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libsroce: the libibverbs provider for the sroce soft-RoCE driver.
+ *
+ * This stage covers what ibv_devices and ibv_devinfo need: matching the
+ * device, opening a context, querying the device and its port, and
+ * protection domains. Every verb left out here keeps libibverbs' default,
+ * which fails with EOPNOTSUPP, so applications see a clean error rather
+ * than a crash until the matching kernel support exists.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/driver.h>
+#include <infiniband/kern-abi.h>
+#include <rdma/sroce-abi.h>
+
+struct sroce_device {
+	struct verbs_device ibv_dev;
+};
+
+struct sroce_context {
+	struct verbs_context ibv_ctx;
+};
+
+static struct sroce_context *to_sctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct sroce_context, ibv_ctx.context);
+}
+
+static struct sroce_device *to_sdev(struct verbs_device *vdev)
+{
+	return container_of(vdev, struct sroce_device, ibv_dev);
+}
+
+/*
+ * The kernel reports the firmware version only as a number; libibverbs
+ * leaves turning it into attr->fw_ver to the provider. Use the same
+ * 16.16.16 split as the other software drivers (rxe, siw) so tools show
+ * sroce the way they show those.
+ */
+static void sroce_format_fw_ver(struct ibv_device_attr *attr, uint64_t raw)
+{
+	snprintf(attr->fw_ver, sizeof(attr->fw_ver), "%u.%u.%u",
+		 (unsigned int)(raw >> 32) & 0xffff,
+		 (unsigned int)(raw >> 16) & 0xffff,
+		 (unsigned int)raw & 0xffff);
+}
+
+/*
+ * libibverbs routes both ibv_query_device() and ibv_query_device_ex()
+ * here; ibv_cmd_query_device_any() picks the extended or the legacy
+ * command from attr_size and falls back when the kernel lacks the former.
+ */
+static int sroce_query_device_ex(struct ibv_context *ibctx,
+				 const struct ibv_query_device_ex_input *input,
+				 struct ibv_device_attr_ex *attr,
+				 size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp = {};
+	size_t resp_size = sizeof(resp);
+	int ret;
+
+	ret = ibv_cmd_query_device_any(ibctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (ret)
+		return ret;
+
+	sroce_format_fw_ver(&attr->orig_attr, resp.base.fw_ver);
+	return 0;
+}
+
+static int sroce_query_port(struct ibv_context *ibctx, uint8_t port,
+			    struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd = {};
+
+	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
+}
+
+/*
+ * A PD needs no userspace state beyond what libibverbs keeps in struct
+ * ibv_pd: the kernel object behind its handle is the whole PD.
+ */
+static struct ibv_pd *sroce_alloc_pd(struct ibv_context *ibctx)
+{
+	struct ib_uverbs_alloc_pd_resp resp = {};
+	struct ibv_alloc_pd cmd = {};
+	struct ibv_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+	return pd;
+}
+
+static int sroce_dealloc_pd(struct ibv_pd *pd)
+{
+	int ret;
+
+	/* On failure the PD is still live in the kernel: keep it. */
+	ret = ibv_cmd_dealloc_pd(pd);
+	if (ret)
+		return ret;
+
+	free(pd);
+	return 0;
+}
+
+static void sroce_free_context(struct ibv_context *ibctx)
+{
+	struct sroce_context *sctx = to_sctx(ibctx);
+
+	verbs_uninit_context(&sctx->ibv_ctx);
+	free(sctx);
+}
+
+static const struct verbs_context_ops sroce_ctx_ops = {
+	.alloc_pd = sroce_alloc_pd,
+	.dealloc_pd = sroce_dealloc_pd,
+	.free_context = sroce_free_context,
+	.query_device_ex = sroce_query_device_ex,
+	.query_port = sroce_query_port,
+};
+
+static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,
+						 int cmd_fd, void *private_data)
+{
+	struct ib_uverbs_get_context_resp resp = {};
+	struct ibv_get_context cmd = {};
+	struct sroce_context *sctx;
+	int ret;
+
+	/*
+	 * The driver id given here goes into every ioctl header, and the
+	 * kernel rejects an ioctl whose id is not the device's own.
+	 */
+	sctx = verbs_init_and_alloc_context(ibdev, cmd_fd, sctx, ibv_ctx,
+					    SROCE_DRIVER_ID);
+	if (!sctx)
+		return NULL;
+
+	ret = ibv_cmd_get_context(&sctx->ibv_ctx, &cmd, sizeof(cmd), &resp,
+				  sizeof(resp));
+	if (ret)
+		goto err_uninit;
+
+	verbs_set_ops(&sctx->ibv_ctx, &sroce_ctx_ops);
+	return &sctx->ibv_ctx;
+
+err_uninit:
+	verbs_uninit_context(&sctx->ibv_ctx);
+	free(sctx);
+	/* ibv_open_device() callers read the reason from errno. */
+	errno = ret;
+	return NULL;
+}
+
+static struct verbs_device *sroce_alloc_device(struct verbs_sysfs_dev *sdev)
+{
+	struct sroce_device *dev;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+
+	return &dev->ibv_dev;
+}
+
+static void sroce_uninit_device(struct verbs_device *vdev)
+{
+	free(to_sdev(vdev));
+}
+
+/*
+ * Match on the driver id alone: the kernel reports it over netlink, it is
+ * unique to sroce (rxe's differs, so librxe keeps its devices), and it does
+ * not depend on how the device was named.
+ */
+static const struct verbs_match_ent sroce_match_table[] = {
+	VERBS_DRIVER_ID(SROCE_DRIVER_ID),
+	{}
+};
+
+static const struct verbs_device_ops sroce_dev_ops = {
+	.name = "sroce",
+	.match_min_abi_version = SROCE_UVERBS_ABI_VERSION,
+	.match_max_abi_version = SROCE_UVERBS_ABI_VERSION,
+	.match_table = sroce_match_table,
+	.alloc_device = sroce_alloc_device,
+	.uninit_device = sroce_uninit_device,
+	.alloc_context = sroce_alloc_context,
+};
+
+PROVIDER_DRIVER(sroce, sroce_dev_ops);
