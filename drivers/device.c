@@ -74,20 +74,28 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.driver_id = SROCE_DRIVER_ID,
 	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
 
-	.alloc_pd = sroce_alloc_pd,
-	.alloc_ucontext = sroce_alloc_ucontext,
 	.dealloc_driver = sroce_dealloc_driver,
-	.dealloc_pd = sroce_dealloc_pd,
-	.dealloc_ucontext = sroce_dealloc_ucontext,
-	.get_link_layer = sroce_get_link_layer,
-	.get_port_immutable = sroce_get_port_immutable,
 	.query_device = sroce_query_device,
-	.query_pkey = sroce_query_pkey,
-	.query_port = sroce_query_port,
-
-	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
-	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
 };
+
+/*
+ * Each noun's file owns its verbs; the core merges the tables. One line
+ * here per object kind.
+ */
+static const struct ib_device_ops *const sroce_verbs[] = {
+	&sroce_dev_ops,
+	&sroce_port_ops,
+	&sroce_ucontext_ops,
+	&sroce_pd_ops,
+};
+
+static void sroce_set_verbs(struct ib_device *ibdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sroce_verbs); i++)
+		ib_set_device_ops(ibdev, sroce_verbs[i]);
+}
 
 /**
  * sroce_dev_add() - create and register a sroce device on a netdev
@@ -116,7 +124,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	sdev->ibdev.phys_port_cnt = 1;
 	sdev->ibdev.num_comp_vectors = num_possible_cpus();
 	addrconf_addr_eui48((u8 *)&sdev->ibdev.node_guid, ndev->dev_addr);
-	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);
+	sroce_set_verbs(&sdev->ibdev);
 
 	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
 	if (err)

@@ -8,7 +8,7 @@
 #include "limits.h"
 #include "pd.h"
 
-int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+static int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 
@@ -20,8 +20,15 @@ int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+static int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	atomic_dec(&to_sdev(ibpd->device)->pd_count);
 	return 0;
 }
+
+const struct ib_device_ops sroce_pd_ops = {
+	.alloc_pd = sroce_alloc_pd,
+	.dealloc_pd = sroce_dealloc_pd,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+};

@@ -15,7 +15,11 @@ struct sroce_pd {
 	struct ib_pd ibpd;
 };
 
-int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
-int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+static inline struct sroce_pd *to_spd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct sroce_pd, ibpd);
+}
+
+extern const struct ib_device_ops sroce_pd_ops;
 
 #endif /* SROCE_PD_H */

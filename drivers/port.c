@@ -87,8 +87,8 @@ void sroce_port_update(struct sroce_dev *sdev, bool notify)
 				 IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR);
 }
 
-int sroce_query_port(struct ib_device *ibdev, u32 port_num,
-		     struct ib_port_attr *attr)
+static int sroce_query_port(struct ib_device *ibdev, u32 port_num,
+			    struct ib_port_attr *attr)
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
 	struct sroce_port *port = &sdev->port;
@@ -113,8 +113,8 @@ int sroce_query_port(struct ib_device *ibdev, u32 port_num,
 				&attr->active_width);
 }
 
-int sroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,
-			     struct ib_port_immutable *immutable)
+static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+				    struct ib_port_immutable *immutable)
 {
 	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 	immutable->pkey_tbl_len = SROCE_PKEY_TBL_LEN;
@@ -123,8 +123,8 @@ int sroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 	return 0;
 }
 
-int sroce_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
-		     u16 *pkey)
+static int sroce_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
+			    u16 *pkey)
 {
 	if (index >= SROCE_PKEY_TBL_LEN)
 		return -EINVAL;
@@ -132,8 +132,15 @@ int sroce_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
 	return 0;
 }
 
-enum rdma_link_layer sroce_get_link_layer(struct ib_device *ibdev,
-					  u32 port_num)
+static enum rdma_link_layer sroce_get_link_layer(struct ib_device *ibdev,
+						 u32 port_num)
 {
 	return IB_LINK_LAYER_ETHERNET;
 }
+
+const struct ib_device_ops sroce_port_ops = {
+	.get_link_layer = sroce_get_link_layer,
+	.get_port_immutable = sroce_get_port_immutable,
+	.query_pkey = sroce_query_pkey,
+	.query_port = sroce_query_port,
+};

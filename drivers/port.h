@@ -27,13 +27,6 @@ enum ib_port_state sroce_port_state_of(bool running, bool carrier,
 
 void sroce_port_update(struct sroce_dev *sdev, bool notify);
 
-int sroce_query_port(struct ib_device *ibdev, u32 port_num,
-		     struct ib_port_attr *attr);
-int sroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,
-			     struct ib_port_immutable *immutable);
-int sroce_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
-		     u16 *pkey);
-enum rdma_link_layer sroce_get_link_layer(struct ib_device *ibdev,
-					  u32 port_num);
+extern const struct ib_device_ops sroce_port_ops;
 
 #endif /* SROCE_PORT_H */

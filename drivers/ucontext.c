@@ -4,9 +4,11 @@
  */
 #include <rdma/ib_verbs.h>
 
+#include "queue.h"
 #include "ucontext.h"
 
-int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+static int sroce_alloc_ucontext(struct ib_ucontext *ibuc,
+				struct ib_udata *udata)
 {
 	/*
 	 * ABI version 1 defines no driver-specific request or response; a
@@ -17,6 +19,15 @@ int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	return 0;
 }
 
-void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
+static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
+
+const struct ib_device_ops sroce_ucontext_ops = {
+	.alloc_ucontext = sroce_alloc_ucontext,
+	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.mmap = sroce_mmap,
+	.mmap_free = sroce_mmap_free,
+
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
+};

@@ -12,7 +12,6 @@ struct sroce_ucontext {
 	struct ib_ucontext ibuc;
 };
 
-int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
-void sroce_dealloc_ucontext(struct ib_ucontext *ibuc);
+extern const struct ib_device_ops sroce_ucontext_ops;
 
 #endif /* SROCE_UCONTEXT_H */

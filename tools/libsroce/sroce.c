@@ -14,22 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ccan/array_size.h>
 #include <infiniband/driver.h>
 #include <infiniband/kern-abi.h>
 #include <rdma/sroce-abi.h>
 
+#include "sroce.h"
+
 struct sroce_device {
 	struct verbs_device ibv_dev;
 };
-
-struct sroce_context {
-	struct verbs_context ibv_ctx;
-};
-
-static struct sroce_context *to_sctx(struct ibv_context *ibctx)
-{
-	return container_of(ibctx, struct sroce_context, ibv_ctx.context);
-}
 
 static struct sroce_device *to_sdev(struct verbs_device *vdev)
 {
@@ -81,46 +75,6 @@ static int sroce_query_port(struct ibv_context *ibctx, uint8_t port,
 	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
 }
 
-/*
- * A PD needs no userspace state beyond what libibverbs keeps in struct
- * ibv_pd: the kernel object behind its handle is the whole PD.
- */
-static struct ibv_pd *sroce_alloc_pd(struct ibv_context *ibctx)
-{
-	struct ib_uverbs_alloc_pd_resp resp = {};
-	struct ibv_alloc_pd cmd = {};
-	struct ibv_pd *pd;
-	int ret;
-
-	pd = calloc(1, sizeof(*pd));
-	if (!pd) {
-		errno = ENOMEM;
-		return NULL;
-	}
-
-	ret = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
-			       sizeof(resp));
-	if (ret) {
-		free(pd);
-		errno = ret;
-		return NULL;
-	}
-	return pd;
-}
-
-static int sroce_dealloc_pd(struct ibv_pd *pd)
-{
-	int ret;
-
-	/* On failure the PD is still live in the kernel: keep it. */
-	ret = ibv_cmd_dealloc_pd(pd);
-	if (ret)
-		return ret;
-
-	free(pd);
-	return 0;
-}
-
 static void sroce_free_context(struct ibv_context *ibctx)
 {
 	struct sroce_context *sctx = to_sctx(ibctx);
@@ -130,11 +84,18 @@ static void sroce_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops sroce_ctx_ops = {
-	.alloc_pd = sroce_alloc_pd,
-	.dealloc_pd = sroce_dealloc_pd,
 	.free_context = sroce_free_context,
 	.query_device_ex = sroce_query_device_ex,
 	.query_port = sroce_query_port,
+};
+
+/*
+ * Each object's file owns its verbs; libibverbs merges the tables. One
+ * line here per object kind.
+ */
+static const struct verbs_context_ops *const sroce_verbs[] = {
+	&sroce_ctx_ops,
+	&sroce_pd_ops,
 };
 
 static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,
@@ -143,6 +104,7 @@ static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,
 	struct ib_uverbs_get_context_resp resp = {};
 	struct ibv_get_context cmd = {};
 	struct sroce_context *sctx;
+	unsigned int i;
 	int ret;
 
 	/*
@@ -159,7 +121,8 @@ static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,
 	if (ret)
 		goto err_uninit;
 
-	verbs_set_ops(&sctx->ibv_ctx, &sroce_ctx_ops);
+	for (i = 0; i < ARRAY_SIZE(sroce_verbs); i++)
+		verbs_set_ops(&sctx->ibv_ctx, sroce_verbs[i]);
 	return &sctx->ibv_ctx;
 
 err_uninit:

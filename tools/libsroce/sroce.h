@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libsroce: what the provider's files share.
+ */
+#ifndef LIBSROCE_H
+#define LIBSROCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/driver.h>
+#include <rdma/sroce-abi.h>
+
+struct sroce_context {
+	struct verbs_context ibv_ctx;
+};
+
+static inline struct sroce_context *to_sctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct sroce_context, ibv_ctx.context);
+}
+
+/**
+ * struct sroce_uqueue - a ring shared with the kernel (see sroce-abi.h)
+ * @hdr: the mapping; the entries follow SROCE_QUEUE_HDR_BYTES in
+ * @map_bytes: length of the mapping
+ * @slots: number of entries, a power of two
+ * @stride: bytes per entry
+ */
+struct sroce_uqueue {
+	struct sroce_queue_hdr *hdr;
+	size_t map_bytes;
+	uint32_t slots;
+	uint32_t stride;
+};
+
+int sroce_uqueue_map(struct sroce_uqueue *q, struct ibv_context *ibctx,
+		     const struct sroce_queue_info *info);
+void sroce_uqueue_unmap(struct sroce_uqueue *q);
+
+static inline void *sroce_uqueue_at(const struct sroce_uqueue *q,
+				    uint32_t idx)
+{
+	return (uint8_t *)q->hdr + SROCE_QUEUE_HDR_BYTES +
+	       (size_t)(idx & (q->slots - 1)) * q->stride;
+}
+
+/* The verbs of each object kind, merged into the context's ops. */
+extern const struct verbs_context_ops sroce_pd_ops;
+
+#endif /* LIBSROCE_H */
