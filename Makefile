@@ -16,9 +16,9 @@ SROCE_WERROR ?= 0
 
 KBUILD := $(MAKE) -C $(KDIR) M=$(TOP) CONFIG_SROCE=m SROCE_WERROR=$(SROCE_WERROR)
 
-.PHONY: all module provider setup demo check kunit sparse checkpatch install uninstall clean
+.PHONY: all module provider tools setup demo check kunit sparse checkpatch install uninstall clean
 
-all: module provider
+all: module provider tools
 
 module:
 	@test -d "$(KDIR)" || { echo "sroce: no kernel headers at '$(KDIR)': run 'make setup' or pass KDIR=" >&2; exit 1; }
@@ -27,6 +27,10 @@ module:
 # libsroce, the libibverbs provider: build/libsroce/libsroce-rdmav34.so
 provider:
 	$(MAKE) -C $(TOP)/tools/libsroce SROCE_WERROR=$(SROCE_WERROR)
+
+# The verbs test programs: build/tools/sroce-*
+tools:
+	$(MAKE) -C $(TOP)/tools/testing/verbs SROCE_WERROR=$(SROCE_WERROR)
 
 # Installs the build and test dependencies on a Debian 12 machine (root).
 setup:
@@ -52,7 +56,7 @@ checkpatch:
 	$(TOP)/scripts/checkpatch
 
 # For a real machine running the kernel KDIR belongs to, never the bench.
-install: module provider
+install: module provider tools
 	$(KBUILD) modules_install
 	depmod -a $(KVER)
 	$(MAKE) -C $(TOP)/tools/libsroce install
@@ -65,3 +69,4 @@ uninstall:
 clean:
 	@if [ -d "$(KDIR)" ]; then $(KBUILD) clean; fi
 	$(MAKE) -C $(TOP)/tools/libsroce clean
+	$(MAKE) -C $(TOP)/tools/testing/verbs clean
