@@ -66,7 +66,13 @@ uninstall:
 	depmod -a $(KVER)
 	$(MAKE) -C $(TOP)/tools/libsroce uninstall
 
+# Not Kbuild's own clean: for an external module it deletes every *.ko and
+# *.o below the module's directory, build/ included (the guests' kernel
+# modules, the KUnit tree).
 clean:
-	@if [ -d "$(KDIR)" ]; then $(KBUILD) clean; fi
+	rm -f $(TOP)/sroce.ko $(TOP)/sroce.o $(TOP)/sroce.mod $(TOP)/sroce.mod.c \
+		$(TOP)/sroce.mod.o $(TOP)/Module.symvers $(TOP)/modules.order \
+		$(TOP)/.sroce.*.cmd $(TOP)/.Module.symvers.cmd $(TOP)/.modules.order.cmd
+	find $(TOP)/drivers $(TOP)/kunit \( -name '*.o' -o -name '.*.cmd' -o -name '*.o.d' \) -delete
 	$(MAKE) -C $(TOP)/tools/libsroce clean
 	$(MAKE) -C $(TOP)/tools/testing/verbs clean
