@@ -6,8 +6,12 @@
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 
-# The newest Debian amd64 headers installed, or any tree given as KDIR=.
-KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64)))
+# Debian 12's stock kernel: the headers linux-headers-amd64 depends on (not
+# merely the newest installed: bookworm-security also carries 6.12), or any
+# tree given as KDIR=.
+DEB_ABI := $(shell dpkg-query -W -f='$${Depends}' linux-headers-amd64 2>/dev/null | \
+	sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p')
+KDIR ?= /usr/src/linux-headers-$(DEB_ABI)
 # The release KDIR builds for, e.g. 6.1.0-57-amd64.
 KVER = $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
