@@ -9,6 +9,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
 
+#include "cq.h"
 #include "device.h"
 #include "limits.h"
 #include "pd.h"
@@ -87,6 +88,7 @@ static const struct ib_device_ops *const sroce_verbs[] = {
 	&sroce_port_ops,
 	&sroce_ucontext_ops,
 	&sroce_pd_ops,
+	&sroce_cq_ops,
 };
 
 static void sroce_set_verbs(struct ib_device *ibdev)

@@ -15,6 +15,7 @@
  * @port: port 1, the only port
  * @attr: the limits query_device reports, fixed at creation
  * @pd_count: protection domains allocated, bounded by attr.max_pd
+ * @cq_count: completion queues allocated, bounded by attr.max_cq
  *
  * Owned by the RDMA core once registered: it is freed by the core after
  * sroce_dealloc_driver(), whether removal came from `rdma link delete`,
@@ -27,6 +28,7 @@ struct sroce_dev {
 	struct sroce_port port;
 	struct ib_device_attr attr;
 	atomic_t pd_count;
+	atomic_t cq_count;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)

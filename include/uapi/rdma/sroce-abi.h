@@ -137,7 +137,11 @@ struct sroce_recv_wqe {
 /*
  * A completion queue entry: struct ib_uverbs_wc's fields, plus what a
  * RoCE UD receive reports (the sender's MAC and the network header type),
- * in one 64-byte slot.
+ * in one 64-byte slot. As in struct ib_uverbs_wc, @status and @opcode take
+ * the kernel's enum ib_wc_status and ib_wc_opcode values (libibverbs'
+ * enums give them the same numbers) and @wc_flags the SROCE_WC_* bits
+ * below, which are the kernel's IB_WC_* flags: libibverbs numbers some of
+ * those differently, so libsroce translates them.
  */
 struct sroce_cqe {
 	__aligned_u64 wr_id;
@@ -160,6 +164,14 @@ struct sroce_cqe {
 	__u8 reserved0;
 	__u32 reserved1[3];
 };
+
+#define SROCE_WC_GRH			(1U << 0)
+#define SROCE_WC_WITH_IMM		(1U << 1)
+#define SROCE_WC_WITH_INVALIDATE	(1U << 2)
+#define SROCE_WC_IP_CSUM_OK		(1U << 3)
+#define SROCE_WC_WITH_SMAC		(1U << 4)
+#define SROCE_WC_WITH_VLAN		(1U << 5)
+#define SROCE_WC_WITH_NETWORK_HDR_TYPE	(1U << 6)
 
 /* Responses of the create verbs: where each queue is and its shape. */
 struct sroce_create_cq_resp {

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SROCE_CQ_H
+#define SROCE_CQ_H
+
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/sroce-abi.h>
+
+#include "queue.h"
+
+/**
+ * struct sroce_cq - a completion queue
+ * @ibcq: the core's object, allocated and freed by the core
+ * @lock: orders producers, the kernel consumer, arming and resize
+ * @queue: the ring of struct sroce_cqe, shared with the process for a
+ *	user CQ
+ * @prod: the producer index; the kernel's copy, as the one in the shared
+ *	header is writable by the process
+ * @capacity: entries the ring may hold, as reported in @ibcq.cqe
+ * @error: set once the CQ overflowed or its consumer index was garbage;
+ *	completions were lost, so, as on hardware, the CQ stays in error and
+ *	accepts no entry after that
+ */
+struct sroce_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;	/* irqsave: completions come from softirq */
+	struct sroce_queue queue;
+	u32 prod;
+	u32 capacity;
+	bool error;
+};
+
+static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct sroce_cq, ibcq);
+}
+
+int sroce_cq_init(struct sroce_cq *cq, u32 cqe);
+void sroce_cq_fini(struct sroce_cq *cq);
+int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
+		  bool solicited);
+
+extern const struct ib_device_ops sroce_cq_ops;
+
+#endif /* SROCE_CQ_H */
