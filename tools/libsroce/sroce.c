@@ -3,8 +3,8 @@
  * libsroce: the libibverbs provider for the sroce soft-RoCE driver.
  *
  * This stage covers what ibv_devices and ibv_devinfo need: matching the
- * device, opening a context, querying the device and its port, and
- * protection domains. Every verb left out here keeps libibverbs' default,
+ * device, opening a context, querying the device and its port; then
+ * protection domains and completion queues. Every verb left out here keeps libibverbs' default,
  * which fails with EOPNOTSUPP, so applications see a clean error rather
  * than a crash until the matching kernel support exists.
  */
@@ -96,6 +96,7 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 static const struct verbs_context_ops *const sroce_verbs[] = {
 	&sroce_ctx_ops,
 	&sroce_pd_ops,
+	&sroce_cq_ops,
 };
 
 static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,

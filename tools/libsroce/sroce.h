@@ -47,5 +47,6 @@ static inline void *sroce_uqueue_at(const struct sroce_uqueue *q,
 
 /* The verbs of each object kind, merged into the context's ops. */
 extern const struct verbs_context_ops sroce_pd_ops;
+extern const struct verbs_context_ops sroce_cq_ops;
 
 #endif /* LIBSROCE_H */
