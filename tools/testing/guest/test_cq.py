@@ -1,0 +1,144 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Completion queues through libsroce: creation across every size class,
+the errors a hardware provider gives, resize, completion channels and
+arming, and the CQs the RDMA core's resource tracking sees.
+
+No data path exists yet, so no completion can be produced from userspace:
+sroce's producer (sroce_cq_post) and the kernel consumer are proven by the
+sroce-cq KUnit suite; here an empty CQ must poll empty and raise no event.
+"""
+
+import errno
+import json
+import os
+
+VERBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verbs")
+MAX_CQE = 65535
+
+
+def sroce_only(bench):
+    if bench.driver != "sroce":
+        raise bench.Skip("checks libsroce, which serves sroce devices only")
+
+
+def verbs(g, *args, timeout=120):
+    out = g.run(f"/usr/bin/python3 {VERBS}/cq.py " +
+                " ".join(str(a) for a in args), timeout=timeout).out
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def pow2_at_least(n):
+    p = 1
+    while p < n:
+        p <<= 1
+    return p
+
+
+def capacity(n):
+    """What sroce reports for a request of n: a power of two, capped."""
+    return min(pow2_at_least(n), MAX_CQE)
+
+
+def ring_bytes(n):
+    """What vmallocinfo shows for a CQ of n: header, 64-byte entries,
+    page-aligned, plus the guard page vmalloc adds."""
+    page = 4096
+    used = 128 + pow2_at_least(n) * 64
+    return (used + page - 1) // page * page + page
+
+
+def rings(g):
+    return json.loads(g.run(f"/usr/bin/python3 {VERBS}/cq.py rings").out)["rings"]
+
+
+def cq_count(g, dev):
+    return len(json.loads(g.run(f"rdma -j resource show cq dev {dev}").out))
+
+
+def test_create_sizes_and_errors(bench):
+    sroce_only(bench)
+    a = bench.a
+    dev = bench.attach(a, "sroce0")
+    out = verbs(a, dev, "sizes")
+    assert out["max_cqe"] == MAX_CQE, out
+    for asked, got in out["cqe"].items():
+        assert got == capacity(int(asked)), (asked, got)
+        assert got >= int(asked), (asked, got)
+    assert out["errors"] == {
+        "cqe 0": errno.EINVAL,
+        "cqe max+1": errno.EINVAL,
+        "cqe -1": errno.EINVAL,
+        "comp_vector num": errno.EINVAL,
+        "comp_vector last": None,
+    }, out
+
+
+def test_resize_up_and_down(bench):
+    sroce_only(bench)
+    a = bench.a
+    dev = bench.attach(a, "sroce0")
+    out = verbs(a, dev, "resize")
+    assert out["steps"] == [
+        ["create 10", 16],
+        ["resize 1000", 1024],
+        ["resize 1", 1],
+        ["resize 3", 4],
+        [f"resize {MAX_CQE}", MAX_CQE],
+        ["resize 17", 32],
+        ["after errors", 32],
+    ], out
+    assert out["errors"] == {
+        "resize 0": errno.EINVAL,
+        "resize max+1": errno.EINVAL,
+        "resize -5": errno.EINVAL,
+    }, out
+
+
+def test_completion_channel(bench):
+    """CQs on a channel arm both ways without failing or raising events."""
+    sroce_only(bench)
+    a = bench.a
+    dev = bench.attach(a, "sroce0")
+    out = verbs(a, dev, "channel")
+    assert out == {
+        "cqe": [8, 512],
+        "polled": [0, 0],
+        "readable": False,
+        "get_cq_event": errno.EAGAIN,
+    }, out
+
+
+def test_resource_tracking_shows_real_cqe(bench):
+    sroce_only(bench)
+    a = bench.a
+    dev = bench.attach(a, "sroce0")
+    wanted = [1, 5, 100, 4097, MAX_CQE]
+    assert rings(a) == []
+    out = verbs(a, dev, "hold", *wanted)
+    assert out["cqe"] == [capacity(n) for n in wanted], out
+    mine = [r for r in out["rdma"] if r.get("pid") == out["pid"]]
+    assert sorted(r["cqe"] for r in mine) == \
+        sorted(capacity(n) for n in wanted), out
+    for r in mine:
+        assert r["ifname"] == dev, r
+        assert r["comm"] == "python3", r
+    # One ring per CQ, sized for its capacity, and none left after.
+    assert out["rings"] == sorted(ring_bytes(n) for n in wanted), out
+    assert cq_count(a, dev) == 0
+    assert rings(a) == []
+
+
+def test_ten_thousand_create_destroy(bench):
+    sroce_only(bench)
+    a = bench.a
+    dev = bench.attach(a, "sroce0")
+    start = cq_count(a, dev)
+    assert rings(a) == []
+    out = verbs(a, dev, "cycles", 10000, timeout=900)
+    assert out == {"cycles": 10000}, out
+    assert cq_count(a, dev) == start
+    # Every ring went with its CQ and its mapping.
+    assert rings(a) == []
+
+
+test_ten_thousand_create_destroy.TIMEOUT = 1000
