@@ -128,6 +128,17 @@ def test_resource_tracking_shows_real_cqe(bench):
     assert rings(a) == []
 
 
+def test_process_exit_frees_cqs(bench):
+    """A process that exits holding CQs leaves no CQ and no ring."""
+    sroce_only(bench)
+    a = bench.a
+    dev = bench.attach(a, "sroce0")
+    out = verbs(a, dev, "abandon", 1, 300, MAX_CQE)
+    assert out == {"cqe": [1, 512, MAX_CQE]}, out
+    assert cq_count(a, dev) == 0
+    assert rings(a) == []
+
+
 def test_ten_thousand_create_destroy(bench):
     sroce_only(bench)
     a = bench.a

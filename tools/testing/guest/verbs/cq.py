@@ -6,6 +6,7 @@
     cq.py DEV resize           grow and shrink one CQ
     cq.py DEV channel          a CQ on a completion channel, armed both ways
     cq.py DEV cycles N         N create/destroy pairs
+    cq.py DEV abandon SIZE...  create and arm CQs, then exit without a word
     cq.py DEV hold SIZE...     hold CQs and print `rdma -j resource show cq`
                                and the rings allocated
     cq.py rings                the rings allocated (vmallocinfo)
@@ -159,6 +160,15 @@ def hold(ctx, dev, wanted):
     return out
 
 
+def abandon(ctx, wanted):
+    """Leaves the CQs, armed and mapped, for the kernel to clean up."""
+    cqs = [CQ(ctx, n) for n in wanted]
+    for cq in cqs:
+        cq.req_notify(False)
+    print(json.dumps({"cqe": [cq.cqe for cq in cqs]}), flush=True)
+    os._exit(0)
+
+
 def main():
     if sys.argv[1:] == ["rings"]:
         print(json.dumps({"rings": rings()}))
@@ -173,6 +183,8 @@ def main():
             out = channel(ctx)
         elif what == "cycles":
             out = cycles(ctx, int(sys.argv[3]))
+        elif what == "abandon":
+            out = abandon(ctx, [int(n) for n in sys.argv[3:]])
         elif what == "hold":
             out = hold(ctx, dev, [int(n) for n in sys.argv[3:]])
         else:
