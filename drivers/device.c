@@ -14,6 +14,7 @@
 #include "limits.h"
 #include "pd.h"
 #include "port.h"
+#include "qp.h"
 #include "ucontext.h"
 
 static void sroce_init_attr(struct sroce_dev *sdev)
@@ -68,6 +69,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+	xa_destroy(&sdev->qps);
 }
 
 static const struct ib_device_ops sroce_dev_ops = {
@@ -89,6 +91,7 @@ static const struct ib_device_ops *const sroce_verbs[] = {
 	&sroce_ucontext_ops,
 	&sroce_pd_ops,
 	&sroce_cq_ops,
+	&sroce_qp_ops,
 };
 
 static void sroce_set_verbs(struct ib_device *ibdev)
@@ -120,6 +123,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	sroce_init_attr(sdev);
+	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
 
 	strscpy(sdev->ibdev.node_desc, "sroce", sizeof(sdev->ibdev.node_desc));
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;

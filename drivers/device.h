@@ -3,6 +3,7 @@
 #define SROCE_DEVICE_H
 
 #include <linux/netdevice.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "port.h"
@@ -16,6 +17,9 @@
  * @attr: the limits query_device reports, fixed at creation
  * @pd_count: protection domains allocated, bounded by attr.max_pd
  * @cq_count: completion queues allocated, bounded by attr.max_cq
+ * @qps: live QPs by number (see sroce_qpn_alloc())
+ * @next_qpn: where the cyclic search for a free QPN resumes
+ * @qp_count: QPs allocated, bounded by attr.max_qp
  *
  * Owned by the RDMA core once registered: it is freed by the core after
  * sroce_dealloc_driver(), whether removal came from `rdma link delete`,
@@ -29,6 +33,9 @@ struct sroce_dev {
 	struct ib_device_attr attr;
 	atomic_t pd_count;
 	atomic_t cq_count;
+	struct xarray qps;
+	u32 next_qpn;
+	atomic_t qp_count;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)

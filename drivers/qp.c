@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Queue pairs: creation with their rings, the state machine of modify_qp,
+ * query_qp and destruction. The transports that move the rings' work
+ * requests over the wire build on this.
+ */
+#include <linux/minmax.h>
+#include <linux/xarray.h>
+#include <net/ipv6.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/sroce-abi.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "cq.h"
+#include "device.h"
+#include "limits.h"
+#include "qp.h"
+
+/* Send queue entries start on a cache line (see struct sroce_send_wqe). */
+#define SROCE_SEND_WQE_ALIGN	64
+
+/*
+ * Local write is no QP access right, but nearly every application passes
+ * it along with the remote ones (as mlx5 permits): accept and ignore it.
+ */
+#define SROCE_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE |		\
+				 IB_ACCESS_REMOTE_WRITE |		\
+				 IB_ACCESS_REMOTE_READ |		\
+				 IB_ACCESS_REMOTE_ATOMIC)
+
+/* IBTA field widths: 5-bit timers, 3-bit retry counters. */
+#define SROCE_MAX_TIMER		31
+#define SROCE_MAX_RETRY		7
+
+static int sroce_check_cap(const struct ib_qp_cap *cap, bool has_srq)
+{
+	if (cap->max_send_wr > SROCE_MAX_QP_WR ||
+	    cap->max_send_sge > SROCE_MAX_SGE ||
+	    cap->max_inline_data > SROCE_MAX_INLINE_DATA)
+		return -EINVAL;
+	/* With an SRQ the receive capacities are the SRQ's, not ours. */
+	if (!has_srq && (cap->max_recv_wr > SROCE_MAX_QP_WR ||
+			 cap->max_recv_sge > SROCE_MAX_SGE))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * sroce_qp_size() - check a QP's requested capacities and size its rings
+ * @cap: what was asked for; on success, what the rings really hold
+ * @has_srq: the QP receives through an SRQ and has no receive queue
+ * @shape: the rings to allocate
+ *
+ * A send entry has room for its SGEs or its inline data, whichever is
+ * larger, rounded up to a cache line; whatever the rounding adds is
+ * reported as capacity, since the entry holds it. A ring holds at least one
+ * entry, so that a QP asking for none still has a valid ring to map.
+ *
+ * Return: 0, or -EINVAL for a capacity beyond the device's limits, with
+ * @cap unchanged.
+ */
+int sroce_qp_size(struct ib_qp_cap *cap, bool has_srq,
+		  struct sroce_qp_shape *shape)
+{
+	const u32 sge = sizeof(struct sroce_sge);
+	u32 room;
+	int err;
+
+	err = sroce_check_cap(cap, has_srq);
+	if (err)
+		return err;
+
+	shape->sq_stride = ALIGN(sizeof(struct sroce_send_wqe) +
+				 max(cap->max_send_sge * sge,
+				     cap->max_inline_data),
+				 SROCE_SEND_WQE_ALIGN);
+	shape->sq_slots = sroce_queue_slots(max(cap->max_send_wr, 1U));
+	room = shape->sq_stride - sizeof(struct sroce_send_wqe);
+	cap->max_send_wr = shape->sq_slots;
+	cap->max_send_sge = min_t(u32, room / sge, SROCE_MAX_SGE);
+	cap->max_inline_data = min_t(u32, room, SROCE_MAX_INLINE_DATA);
+
+	if (has_srq) {
+		shape->rq_slots = 0;
+		shape->rq_stride = 0;
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		return 0;
+	}
+	shape->rq_stride = sizeof(struct sroce_recv_wqe) +
+			   cap->max_recv_sge * sge;
+	shape->rq_slots = sroce_queue_slots(max(cap->max_recv_wr, 1U));
+	cap->max_recv_wr = shape->rq_slots;
+	return 0;
+}
+
+/**
+ * sroce_qpn_alloc() - give a QP its number
+ * @xa: the device's QPs, an allocating xarray
+ * @next: the device's cyclic cursor
+ * @qp: the QP to file under the number
+ * @qpn: the number
+ *
+ * Numbers are 24 bits and never 0 or 1, which name QP0 and QP1 on every
+ * port. They are handed out cyclically, so a destroyed QP's number comes
+ * back only after all others have been used: a late packet for it finds
+ * no QP, or a QP old enough for its PSNs to have moved on.
+ *
+ * Return: 0, or -ENOMEM when every number is taken.
+ */
+int sroce_qpn_alloc(struct xarray *xa, u32 *next, struct sroce_qp *qp,
+		    u32 *qpn)
+{
+	int ret;
+
+	ret = xa_alloc_cyclic(xa, qpn, qp, XA_LIMIT(2, SROCE_24BIT_MAX),
+			      next, GFP_KERNEL);
+	if (ret == -EBUSY)
+		return -ENOMEM;
+	return ret < 0 ? ret : 0;
+}
+
+static int sroce_check_init(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+			    struct ib_udata *udata)
+{
+	struct ib_device *dev = ibqp->device;
+
+	/*
+	 * Kernel consumers post through ib_post_send()/ib_post_recv(), which
+	 * sroce does not provide yet: a kernel QP could not be used.
+	 */
+	if (!udata)
+		return -EOPNOTSUPP;
+	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
+	    init->qp_type != IB_QPT_UD)
+		return -EOPNOTSUPP;
+	if (init->create_flags || init->rwq_ind_tbl)
+		return -EOPNOTSUPP;
+	/*
+	 * uverbs looks handles up in the caller's own context, but nothing
+	 * in the core makes a kernel caller's CQs and SRQ ours.
+	 */
+	if (!init->send_cq || !init->recv_cq ||
+	    init->send_cq->device != dev || init->recv_cq->device != dev ||
+	    (init->srq && init->srq->device != dev))
+		return -EINVAL;
+	/* ABI version 1 has no create_qp request. */
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	if (udata->outlen < sizeof(struct sroce_create_qp_resp))
+		return -EINVAL;
+	return 0;
+}
+
+static int sroce_qp_init_rings(struct sroce_qp *qp,
+			       const struct sroce_qp_shape *shape)
+{
+	int err;
+
+	err = sroce_wq_init(&qp->sq, shape->sq_slots, shape->sq_stride);
+	if (err || !shape->rq_slots)
+		return err;
+	err = sroce_wq_init(&qp->rq, shape->rq_slots, shape->rq_stride);
+	if (err)
+		sroce_wq_destroy(&qp->sq);
+	return err;
+}
+
+/* Both rings, whether shared, half shared or private. */
+static void sroce_qp_free_rings(struct sroce_qp *qp)
+{
+	sroce_wq_destroy(&qp->rq);
+	sroce_wq_destroy(&qp->sq);
+}
+
+static int sroce_qp_share_rings(struct sroce_qp *qp, struct ib_udata *udata)
+{
+	struct ib_ucontext *ibuc =
+		rdma_udata_to_uverbs_attr_bundle(udata)->context;
+	struct sroce_create_qp_resp resp = {};
+	int err;
+
+	err = sroce_queue_share(&qp->sq.q, ibuc, &resp.sq);
+	if (err)
+		return err;
+	if (!qp->ibqp.srq) {
+		err = sroce_queue_share(&qp->rq.q, ibuc, &resp.rq);
+		if (err)
+			return err;
+	}
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+			   struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_qp_shape shape;
+	int err;
+
+	err = sroce_check_init(ibqp, init, udata);
+	if (err)
+		return err;
+	err = sroce_qp_size(&init->cap, !!init->srq, &shape);
+	if (err)
+		return err;
+	if (atomic_inc_return(&sdev->qp_count) > SROCE_MAX_QP) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+
+	mutex_init(&qp->lock);
+	qp->cap = init->cap;
+	qp->sq_sig_type = init->sq_sig_type;
+	qp->attr.qp_state = IB_QPS_RESET;
+	qp->attr.cur_qp_state = IB_QPS_RESET;
+	qp->attr.path_mig_state = IB_MIG_MIGRATED;
+	err = sroce_qp_init_rings(qp, &shape);
+	if (err)
+		goto err_count;
+	err = sroce_qpn_alloc(&sdev->qps, &sdev->next_qpn, qp,
+			      &ibqp->qp_num);
+	if (err)
+		goto err_rings;
+	err = sroce_qp_share_rings(qp, udata);
+	if (err)
+		goto err_qpn;
+	return 0;
+
+err_qpn:
+	xa_erase(&sdev->qps, ibqp->qp_num);
+err_rings:
+	sroce_qp_free_rings(qp);
+err_count:
+	atomic_dec(&sdev->qp_count);
+	return err;
+}
+
+static int sroce_check_av(const struct rdma_ah_attr *ah)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+	enum rdma_network_type net;
+	bool v4;
+
+	/* RoCE addresses by GID: a path without a GRH leads nowhere. */
+	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) ||
+	    rdma_ah_get_port_num(ah) != 1 || !grh->sgid_attr ||
+	    grh->flow_label > IB_GRH_FLOWLABEL_MASK)
+		return -EINVAL;
+
+	/* RoCEv2 only, and both ends of one IP family. */
+	net = rdma_gid_attr_network_type(grh->sgid_attr);
+	if (net != RDMA_NETWORK_IPV4 && net != RDMA_NETWORK_IPV6)
+		return -EINVAL;
+	v4 = net == RDMA_NETWORK_IPV4;
+	if (ipv6_addr_v4mapped((const struct in6_addr *)grh->dgid.raw) != v4)
+		return -EINVAL;
+	return 0;
+}
+
+static bool sroce_attr_out_of_range(const struct ib_qp_attr *attr, int mask)
+{
+	return (mask & IB_QP_PORT && attr->port_num != 1) ||
+	       (mask & IB_QP_PKEY_INDEX &&
+		attr->pkey_index >= SROCE_PKEY_TBL_LEN) ||
+	       (mask & IB_QP_PATH_MTU &&
+		(attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096)) ||
+	       (mask & IB_QP_MAX_QP_RD_ATOMIC &&
+		attr->max_rd_atomic > SROCE_MAX_QP_RD_ATOM) ||
+	       (mask & IB_QP_MAX_DEST_RD_ATOMIC &&
+		attr->max_dest_rd_atomic > SROCE_MAX_QP_RD_ATOM) ||
+	       (mask & IB_QP_TIMEOUT && attr->timeout > SROCE_MAX_TIMER) ||
+	       (mask & IB_QP_RETRY_CNT && attr->retry_cnt > SROCE_MAX_RETRY) ||
+	       (mask & IB_QP_RNR_RETRY && attr->rnr_retry > SROCE_MAX_RETRY) ||
+	       (mask & IB_QP_MIN_RNR_TIMER &&
+		attr->min_rnr_timer > SROCE_MAX_TIMER) ||
+	       (mask & IB_QP_RQ_PSN && attr->rq_psn > SROCE_24BIT_MAX) ||
+	       (mask & IB_QP_SQ_PSN && attr->sq_psn > SROCE_24BIT_MAX) ||
+	       (mask & IB_QP_DEST_QPN && attr->dest_qp_num > SROCE_24BIT_MAX) ||
+	       (mask & IB_QP_ACCESS_FLAGS &&
+		attr->qp_access_flags & ~SROCE_QP_ACCESS);
+}
+
+/**
+ * sroce_qp_check_attr() - may modify_qp apply these attributes?
+ * @qp: the QP, whose state and type decide what is legal
+ * @attr: the attributes
+ * @mask: which of them are given (IB_QP_*)
+ *
+ * The core's state table decides which transitions and which attributes
+ * for each are legal; this adds the device's own ranges.
+ *
+ * Return: 0, -EINVAL for an illegal transition, mask or value, or
+ * -EOPNOTSUPP for alternate paths, path migration and rate limits.
+ */
+int sroce_qp_check_attr(const struct sroce_qp *qp,
+			const struct ib_qp_attr *attr, int mask)
+{
+	enum ib_qp_state cur = qp->attr.qp_state;
+	enum ib_qp_state next = mask & IB_QP_STATE ? attr->qp_state : cur;
+
+	/* The caller's idea of the current state must be right. */
+	if (mask & IB_QP_CUR_STATE && attr->cur_qp_state != cur)
+		return -EINVAL;
+	if (!ib_modify_qp_is_ok(cur, next, qp->ibqp.qp_type, mask))
+		return -EINVAL;
+	if (mask & (IB_QP_ALT_PATH | IB_QP_RATE_LIMIT))
+		return -EOPNOTSUPP;
+	/* Without an alternate path, "migrated" is the only state. */
+	if (mask & IB_QP_PATH_MIG_STATE &&
+	    attr->path_mig_state != IB_MIG_MIGRATED)
+		return -EOPNOTSUPP;
+	if (sroce_attr_out_of_range(attr, mask))
+		return -EINVAL;
+	if (mask & IB_QP_AV)
+		return sroce_check_av(&attr->ah_attr);
+	return 0;
+}
+
+static void sroce_av_set(struct sroce_av *av, const struct rdma_ah_attr *ah)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+
+	av->dgid = grh->dgid;
+	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
+	av->net_type = rdma_gid_attr_network_type(grh->sgid_attr);
+	av->flow_label = grh->flow_label;
+	av->sgid_index = grh->sgid_attr->index;
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->sl = rdma_ah_get_sl(ah);
+	av->static_rate = rdma_ah_get_static_rate(ah);
+}
+
+static void sroce_av_get(const struct sroce_av *av, struct rdma_ah_attr *ah)
+{
+	union ib_gid dgid = av->dgid;
+
+	memset(ah, 0, sizeof(*ah));
+	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(ah, 1);
+	rdma_ah_set_sl(ah, av->sl);
+	rdma_ah_set_static_rate(ah, av->static_rate);
+	rdma_ah_set_grh(ah, &dgid, av->flow_label, av->sgid_index,
+			av->hop_limit, av->traffic_class);
+	memcpy(ah->roce.dmac, av->dmac, ETH_ALEN);
+}
+
+/* Copies what sroce_qp_check_attr() accepted; the state is separate. */
+static void sroce_qp_apply(struct sroce_qp *qp, const struct ib_qp_attr *attr,
+			   int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & IB_QP_AV)
+		sroce_av_set(&qp->av, &attr->ah_attr);
+}
+
+/* The completion opcode that matches a send WQE's (uverbs) opcode. */
+static u32 sroce_send_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_UVERBS_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_UVERBS_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_UVERBS_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_UVERBS_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_UVERBS_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_UVERBS_WC_BIND_MW;
+	default:
+		/* Sends, and anything garbled: the opcode of a flushed WQE is
+		 * only advisory (IBTA 11.4.2.1).
+		 */
+		return IB_UVERBS_WC_SEND;
+	}
+}
+
+/*
+ * Completes every entry of @wq with a flush error on @ibcq. Both WQE kinds
+ * start with wr_id, so one header buffer serves.
+ */
+static void sroce_qp_flush_wq(struct sroce_qp *qp, struct sroce_wq *wq,
+			      struct ib_cq *ibcq, bool send)
+{
+	struct sroce_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_num = qp->ibqp.qp_num,
+		.port_num = 1,
+	};
+	union {
+		struct sroce_send_wqe send;
+		struct sroce_recv_wqe recv;
+	} wqe;
+	int ret;
+
+	while ((ret = sroce_wq_take(wq, &wqe, sizeof(wqe))) > 0) {
+		cqe.wr_id = send ? wqe.send.wr_id : wqe.recv.wr_id;
+		cqe.opcode = send ? sroce_send_wc_opcode(wqe.send.opcode) :
+				    IB_WC_RECV;
+		/*
+		 * A full CQ loses the completion and reports its own overrun;
+		 * the WQE is flushed all the same.
+		 */
+		sroce_cq_post(to_scq(ibcq), &cqe, false);
+	}
+	if (ret < 0)
+		ibdev_warn_ratelimited(qp->ibqp.device,
+				       "QP %u: corrupt %s queue index, nothing flushed\n",
+				       qp->ibqp.qp_num,
+				       send ? "send" : "receive");
+}
+
+/* An SRQ's WQEs belong to the SRQ: a QP's error does not flush them. */
+static void sroce_qp_flush(struct sroce_qp *qp)
+{
+	sroce_qp_flush_wq(qp, &qp->sq, qp->ibqp.send_cq, true);
+	if (!qp->ibqp.srq)
+		sroce_qp_flush_wq(qp, &qp->rq, qp->ibqp.recv_cq, false);
+}
+
+static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * The effects of a transition, after its attributes are set. A drained
+ * notice is asked for with each RTS to SQD transition, not remembered.
+ */
+static void sroce_qp_enter(struct sroce_qp *qp, const struct ib_qp_attr *attr,
+			   int mask)
+{
+	enum ib_qp_state cur = qp->attr.qp_state;
+	enum ib_qp_state next = attr->qp_state;
+
+	qp->attr.qp_state = next;
+	qp->attr.cur_qp_state = next;
+	switch (next) {
+	case IB_QPS_RESET:
+		sroce_wq_drop_all(&qp->sq);
+		if (!qp->ibqp.srq)
+			sroce_wq_drop_all(&qp->rq);
+		break;
+	case IB_QPS_ERR:
+		sroce_qp_flush(qp);
+		break;
+	case IB_QPS_SQD:
+		/* Nothing sends yet, so the send queue is drained at once. */
+		if (cur != IB_QPS_SQD && mask & IB_QP_EN_SQD_ASYNC_NOTIFY &&
+		    attr->en_sqd_async_notify)
+			sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		break;
+	default:
+		break;
+	}
+}
+
+static int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			   int mask, struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	int err;
+
+	/* ABI version 1 has no modify_qp request. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	mutex_lock(&qp->lock);
+	err = sroce_qp_check_attr(qp, attr, mask);
+	if (!err) {
+		sroce_qp_apply(qp, attr, mask);
+		if (mask & IB_QP_STATE)
+			sroce_qp_enter(qp, attr, mask);
+	}
+	mutex_unlock(&qp->lock);
+	return err;
+}
+
+static int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			  int mask, struct ib_qp_init_attr *init)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	mutex_lock(&qp->lock);
+	*attr = qp->attr;
+	/* Only RC and UC have a path, and only once RTR gave them one. */
+	if (qp->av.net_type)
+		sroce_av_get(&qp->av, &attr->ah_attr);
+	mutex_unlock(&qp->lock);
+	attr->cap = qp->cap;
+
+	memset(init, 0, sizeof(*init));
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sq_sig_type;
+	init->qp_type = ibqp->qp_type;
+	return 0;
+}
+
+static int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	xa_erase(&sdev->qps, ibqp->qp_num);
+	sroce_qp_free_rings(qp);
+	mutex_destroy(&qp->lock);
+	atomic_dec(&sdev->qp_count);
+	return 0;
+}
+
+const struct ib_device_ops sroce_qp_ops = {
+	.create_qp = sroce_create_qp,
+	.modify_qp = sroce_modify_qp,
+	.query_qp = sroce_query_qp,
+	.destroy_qp = sroce_destroy_qp,
+
+	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
+};

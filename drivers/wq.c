@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Work queues: the kernel's consuming side of the rings processes post
+ * work requests to (send, receive and shared receive queues).
+ */
+#include <linux/minmax.h>
+#include <linux/string.h>
+
+#include "wq.h"
+
+/**
+ * sroce_wq_init() - allocate an empty work queue
+ * @wq: the work queue
+ * @slots: entries, a power of two (sroce_queue_slots())
+ * @stride: bytes per entry, a multiple of 8
+ *
+ * Return: 0, -EINVAL for a shape no ring can have, or -ENOMEM.
+ */
+int sroce_wq_init(struct sroce_wq *wq, u32 slots, u32 stride)
+{
+	wq->cons = 0;
+	return sroce_queue_init(&wq->q, slots, stride);
+}
+
+/**
+ * sroce_wq_take() - copy out and consume the oldest posted entry
+ * @wq: the work queue
+ * @wqe: where the entry goes
+ * @len: bytes to copy, at most the stride
+ *
+ * The entry is copied before the slot is handed back to the producer, so
+ * what the caller uses cannot change under it. A producer index that no
+ * real producer could have written (more entries than the ring holds,
+ * or behind the consumer) leaves the queue untouched.
+ *
+ * Return: 1 when an entry was taken, 0 when the queue is empty, -EIO when
+ * the producer index is garbage.
+ */
+int sroce_wq_take(struct sroce_wq *wq, void *wqe, size_t len)
+{
+	/* Pairs with the producer's release store: the entry is complete. */
+	u32 prod = smp_load_acquire(&wq->q.hdr->prod);
+
+	if (!sroce_queue_sane(prod, wq->cons, wq->q.slots))
+		return -EIO;
+	if (sroce_queue_empty(prod, wq->cons))
+		return 0;
+
+	memcpy(wqe, sroce_queue_at(&wq->q, wq->cons),
+	       min_t(size_t, len, wq->q.stride));
+	wq->cons++;
+	/* The copy is done before the producer may reuse the slot. */
+	smp_store_release(&wq->q.hdr->cons, wq->cons);
+	return 1;
+}
+
+/**
+ * sroce_wq_drop_all() - empty the queue without completing anything
+ * @wq: the work queue
+ *
+ * Whatever the producer index says becomes the consumer index: no entry
+ * is read, so even a garbage index leaves a consistent, empty ring.
+ */
+void sroce_wq_drop_all(struct sroce_wq *wq)
+{
+	wq->cons = READ_ONCE(wq->q.hdr->prod);
+	/* Pairs with the producer's acquire of cons: no entry is in use. */
+	smp_store_release(&wq->q.hdr->cons, wq->cons);
+}
