@@ -15,6 +15,7 @@
 #include "pd.h"
 #include "port.h"
 #include "qp.h"
+#include "srq.h"
 #include "ucontext.h"
 
 static void sroce_init_attr(struct sroce_dev *sdev)
@@ -69,6 +70,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+	xa_destroy(&sdev->srqs);
 	xa_destroy(&sdev->qps);
 }
 
@@ -92,6 +94,7 @@ static const struct ib_device_ops *const sroce_verbs[] = {
 	&sroce_pd_ops,
 	&sroce_cq_ops,
 	&sroce_qp_ops,
+	&sroce_srq_ops,
 };
 
 static void sroce_set_verbs(struct ib_device *ibdev)
@@ -124,6 +127,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	sroce_init_attr(sdev);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC);
 
 	strscpy(sdev->ibdev.node_desc, "sroce", sizeof(sdev->ibdev.node_desc));
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;

@@ -20,6 +20,9 @@
  * @qps: live QPs by number (see sroce_qpn_alloc())
  * @next_qpn: where the cyclic search for a free QPN resumes
  * @qp_count: QPs allocated, bounded by attr.max_qp
+ * @srqs: live SRQs by number
+ * @next_srqn: where the cyclic search for a free SRQ number resumes
+ * @srq_count: SRQs allocated, bounded by attr.max_srq
  *
  * Owned by the RDMA core once registered: it is freed by the core after
  * sroce_dealloc_driver(), whether removal came from `rdma link delete`,
@@ -36,6 +39,9 @@ struct sroce_dev {
 	struct xarray qps;
 	u32 next_qpn;
 	atomic_t qp_count;
+	struct xarray srqs;
+	u32 next_srqn;
+	atomic_t srq_count;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared receive queues: a ring of receive WQEs that several QPs draw
+ * from, and its limit.
+ */
+#include <linux/minmax.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/sroce-abi.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "device.h"
+#include "limits.h"
+#include "qp.h"
+#include "srq.h"
+
+static int sroce_check_srq_init(const struct ib_srq_init_attr *init,
+				struct ib_udata *udata)
+{
+	const struct ib_srq_attr *attr = &init->attr;
+
+	/* Kernel consumers would need ib_post_srq_recv(), not provided. */
+	if (!udata || init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (attr->max_wr > SROCE_MAX_SRQ_WR || attr->max_sge > SROCE_MAX_SGE ||
+	    attr->srq_limit > attr->max_wr)
+		return -EINVAL;
+	/* ABI version 1 has no create_srq request. */
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	if (udata->outlen < sizeof(struct sroce_create_srq_resp))
+		return -EINVAL;
+	return 0;
+}
+
+static int sroce_srq_share(struct sroce_srq *srq, struct ib_udata *udata)
+{
+	struct ib_ucontext *ibuc =
+		rdma_udata_to_uverbs_attr_bundle(udata)->context;
+	struct sroce_create_srq_resp resp = {};
+	int err;
+
+	err = sroce_queue_share(&srq->wq.q, ibuc, &resp.srq);
+	if (err)
+		return err;
+	resp.srq_num = srq->srq_num;
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+static int sroce_srq_num_alloc(struct sroce_dev *sdev, struct sroce_srq *srq)
+{
+	int ret;
+
+	ret = xa_alloc_cyclic(&sdev->srqs, &srq->srq_num, srq,
+			      XA_LIMIT(1, SROCE_24BIT_MAX), &sdev->next_srqn,
+			      GFP_KERNEL);
+	if (ret == -EBUSY)
+		return -ENOMEM;
+	return ret < 0 ? ret : 0;
+}
+
+static int sroce_create_srq(struct ib_srq *ibsrq,
+			    struct ib_srq_init_attr *init,
+			    struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibsrq->device);
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	struct ib_srq_attr *attr = &init->attr;
+	int err;
+
+	err = sroce_check_srq_init(init, udata);
+	if (err)
+		return err;
+	if (atomic_inc_return(&sdev->srq_count) > SROCE_MAX_SRQ) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+
+	mutex_init(&srq->lock);
+	srq->max_wr = sroce_queue_slots(max(attr->max_wr, 1U));
+	srq->max_sge = attr->max_sge;
+	srq->limit = attr->srq_limit;
+	err = sroce_wq_init(&srq->wq, srq->max_wr,
+			    sizeof(struct sroce_recv_wqe) +
+			    srq->max_sge * sizeof(struct sroce_sge));
+	if (err)
+		goto err_count;
+	err = sroce_srq_num_alloc(sdev, srq);
+	if (err)
+		goto err_wq;
+	err = sroce_srq_share(srq, udata);
+	if (err)
+		goto err_num;
+
+	attr->max_wr = srq->max_wr;
+	return 0;
+
+err_num:
+	xa_erase(&sdev->srqs, srq->srq_num);
+err_wq:
+	sroce_wq_destroy(&srq->wq);
+err_count:
+	atomic_dec(&sdev->srq_count);
+	return err;
+}
+
+/*
+ * Only the limit can change: resizing would move a ring the process has
+ * mapped and is posting to.
+ */
+static int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+			    enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+		return -EINVAL;
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	if (!(mask & IB_SRQ_LIMIT))
+		return 0;
+	/* max_wr is fixed at creation: no lock needed to read it. */
+	if (attr->srq_limit > srq->max_wr)
+		return -EINVAL;
+
+	mutex_lock(&srq->lock);
+	srq->limit = attr->srq_limit;
+	mutex_unlock(&srq->lock);
+	return 0;
+}
+
+static int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	attr->max_wr = srq->max_wr;
+	attr->max_sge = srq->max_sge;
+	mutex_lock(&srq->lock);
+	attr->srq_limit = srq->limit;
+	mutex_unlock(&srq->lock);
+	return 0;
+}
+
+static int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibsrq->device);
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	xa_erase(&sdev->srqs, srq->srq_num);
+	sroce_wq_destroy(&srq->wq);
+	mutex_destroy(&srq->lock);
+	atomic_dec(&sdev->srq_count);
+	return 0;
+}
+
+const struct ib_device_ops sroce_srq_ops = {
+	.create_srq = sroce_create_srq,
+	.modify_srq = sroce_modify_srq,
+	.query_srq = sroce_query_srq,
+	.destroy_srq = sroce_destroy_srq,
+
+	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
+};

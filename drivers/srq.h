@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SROCE_SRQ_H
+#define SROCE_SRQ_H
+
+#include <linux/mutex.h>
+#include <rdma/ib_verbs.h>
+
+#include "wq.h"
+
+/**
+ * struct sroce_srq - a shared receive queue
+ * @ibsrq: the core's object, allocated and freed by the core
+ * @lock: serialises modify_srq and query_srq
+ * @wq: the ring of receive WQEs
+ * @srq_num: the SRQ's number, unique on the device
+ * @max_wr: entries the ring holds
+ * @max_sge: SGEs each entry holds
+ * @limit: the armed limit, 0 when not armed
+ */
+struct sroce_srq {
+	struct ib_srq ibsrq;
+	struct mutex lock; /* attributes vs concurrent verbs */
+	struct sroce_wq wq;
+	u32 srq_num;
+	u32 max_wr;
+	u32 max_sge;
+	u32 limit;
+};
+
+static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct sroce_srq, ibsrq);
+}
+
+extern const struct ib_device_ops sroce_srq_ops;
+
+#endif /* SROCE_SRQ_H */
