@@ -97,6 +97,8 @@ static const struct verbs_context_ops *const sroce_verbs[] = {
 	&sroce_ctx_ops,
 	&sroce_pd_ops,
 	&sroce_cq_ops,
+	&sroce_qp_ops,
+	&sroce_srq_ops,
 };
 
 static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,

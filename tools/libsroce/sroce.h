@@ -45,8 +45,13 @@ static inline void *sroce_uqueue_at(const struct sroce_uqueue *q,
 	       (size_t)(idx & (q->slots - 1)) * q->stride;
 }
 
+int sroce_post_recv_ring(struct sroce_uqueue *q, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
+
 /* The verbs of each object kind, merged into the context's ops. */
 extern const struct verbs_context_ops sroce_pd_ops;
 extern const struct verbs_context_ops sroce_cq_ops;
+extern const struct verbs_context_ops sroce_qp_ops;
+extern const struct verbs_context_ops sroce_srq_ops;
 
 #endif /* LIBSROCE_H */

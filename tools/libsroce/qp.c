@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libsroce: queue pairs. The kernel owns the state machine; this side
+ * maps the QP's rings and posts receive requests into its receive queue.
+ * Sending comes with the transport: until then libibverbs' default
+ * post_send fails with EOPNOTSUPP.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <infiniband/driver.h>
+
+#include "sroce.h"
+
+struct sroce_qp {
+	struct ibv_qp ibv_qp;
+	struct sroce_uqueue sq;
+	struct sroce_uqueue rq;
+	pthread_spinlock_t rq_lock;
+};
+
+/* What the kernel answers create_qp with: its part, then ours. */
+struct sroce_create_qp_uresp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct sroce_create_qp_resp drv;
+};
+
+static struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct sroce_qp, ibv_qp);
+}
+
+static int sroce_qp_map(struct sroce_qp *qp, struct ibv_context *ibctx,
+			const struct sroce_create_qp_resp *resp, bool has_rq)
+{
+	int ret;
+
+	ret = sroce_uqueue_map(&qp->sq, ibctx, &resp->sq);
+	if (ret || !has_rq)
+		return ret;
+	ret = sroce_uqueue_map(&qp->rq, ibctx, &resp->rq);
+	if (ret)
+		sroce_uqueue_unmap(&qp->sq);
+	return ret;
+}
+
+static struct ibv_qp *sroce_create_qp(struct ibv_pd *pd,
+				      struct ibv_qp_init_attr *attr)
+{
+	struct sroce_create_qp_uresp resp = {};
+	struct ibv_create_qp cmd = {};
+	struct sroce_qp *qp;
+	int ret;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	ret = ibv_cmd_create_qp(pd, &qp->ibv_qp, attr, &cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_lock;
+	ret = sroce_qp_map(qp, pd->context, &resp.drv, !attr->srq);
+	if (ret)
+		goto err_destroy;
+	return &qp->ibv_qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->ibv_qp);
+err_lock:
+	pthread_spin_destroy(&qp->rq_lock);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+static int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			   int attr_mask)
+{
+	struct ibv_modify_qp cmd = {};
+
+	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+static int sroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			  int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+static int sroce_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	int ret;
+
+	/* On failure the QP is still live in the kernel: keep it. */
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+
+	sroce_uqueue_unmap(&qp->rq);
+	sroce_uqueue_unmap(&qp->sq);
+	pthread_spin_destroy(&qp->rq_lock);
+	free(qp);
+	return 0;
+}
+
+static int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	int ret;
+
+	/* No receive queue to post to, or one not yet initialised. */
+	if (ibqp->srq || ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&qp->rq_lock);
+	ret = sroce_post_recv_ring(&qp->rq, wr, bad_wr);
+	pthread_spin_unlock(&qp->rq_lock);
+	return ret;
+}
+
+const struct verbs_context_ops sroce_qp_ops = {
+	.create_qp = sroce_create_qp,
+	.modify_qp = sroce_modify_qp,
+	.query_qp = sroce_query_qp,
+	.destroy_qp = sroce_destroy_qp,
+	.post_recv = sroce_post_recv,
+};
