@@ -388,28 +388,28 @@ static void sroce_qp_apply(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 		sroce_av_set(&qp->av, &attr->ah_attr);
 }
 
-/* The completion opcode that matches a send WQE's (uverbs) opcode. */
+/* The completion opcode (enum ib_wc_opcode) for a send WQE's opcode. */
 static u32 sroce_send_wc_opcode(u32 wr_opcode)
 {
 	switch (wr_opcode) {
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return IB_UVERBS_WC_RDMA_WRITE;
+		return IB_WC_RDMA_WRITE;
 	case IB_UVERBS_WR_RDMA_READ:
-		return IB_UVERBS_WC_RDMA_READ;
+		return IB_WC_RDMA_READ;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		return IB_UVERBS_WC_COMP_SWAP;
+		return IB_WC_COMP_SWAP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_UVERBS_WC_FETCH_ADD;
+		return IB_WC_FETCH_ADD;
 	case IB_UVERBS_WR_LOCAL_INV:
-		return IB_UVERBS_WC_LOCAL_INV;
+		return IB_WC_LOCAL_INV;
 	case IB_UVERBS_WR_BIND_MW:
-		return IB_UVERBS_WC_BIND_MW;
+		return IB_WC_BIND_MW;
 	default:
 		/* Sends, and anything garbled: the opcode of a flushed WQE is
 		 * only advisory (IBTA 11.4.2.1).
 		 */
-		return IB_UVERBS_WC_SEND;
+		return IB_WC_SEND;
 	}
 }
 
