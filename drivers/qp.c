@@ -301,8 +301,13 @@ int sroce_qp_check_attr(const struct sroce_qp *qp,
 	enum ib_qp_state cur = qp->attr.qp_state;
 	enum ib_qp_state next = mask & IB_QP_STATE ? attr->qp_state : cur;
 
-	/* The caller's idea of the current state must be right. */
-	if (mask & IB_QP_CUR_STATE && attr->cur_qp_state != cur)
+	/*
+	 * ib_modify_qp_is_ok() indexes its table with the new state unchecked;
+	 * uverbs bounds it, kernel callers need not. And the caller's idea of
+	 * the current state must be right.
+	 */
+	if (next > IB_QPS_ERR ||
+	    (mask & IB_QP_CUR_STATE && attr->cur_qp_state != cur))
 		return -EINVAL;
 	if (!ib_modify_qp_is_ok(cur, next, qp->ibqp.qp_type, mask))
 		return -EINVAL;

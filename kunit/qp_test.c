@@ -367,9 +367,13 @@ static void transitions(struct kunit *test)
 
 	c->attr.qp_state = IB_QPS_RTS;
 	KUNIT_EXPECT_EQ(test, check(c, IB_QP_STATE), -EINVAL);
+	/* The state table has no RESET to ERR. */
 	c->attr.qp_state = IB_QPS_ERR;
-	KUNIT_EXPECT_EQ(test, check(c, IB_QP_STATE), 0);
+	KUNIT_EXPECT_EQ(test, check(c, IB_QP_STATE), -EINVAL);
+	/* Beyond the table: ib_modify_qp_is_ok() would read past it. */
 	c->attr.qp_state = IB_QPS_ERR + 1;
+	KUNIT_EXPECT_EQ(test, check(c, IB_QP_STATE), -EINVAL);
+	c->attr.qp_state = 100;
 	KUNIT_EXPECT_EQ(test, check(c, IB_QP_STATE), -EINVAL);
 	/* Nothing to change is fine; a lie about the state is not. */
 	KUNIT_EXPECT_EQ(test, check(c, 0), 0);
