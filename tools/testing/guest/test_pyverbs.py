@@ -14,7 +14,7 @@ TIMEOUT = 900
 
 # Modules (or classes) whose every test passes or is skipped on sroce
 # today. test_cq.CQTest resizes a CQ under UD traffic: it needs MRs and QPs.
-MODULES = ["test_device", "test_pd", "test_cq.CQAPITest"]
+MODULES = ["test_device", "test_pd", "test_cq.CQAPITest", "test_qp"]
 
 PREP = r"""
 set -e
