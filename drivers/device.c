@@ -12,6 +12,7 @@
 #include "cq.h"
 #include "device.h"
 #include "limits.h"
+#include "mr.h"
 #include "pd.h"
 #include "port.h"
 #include "qp.h"
@@ -24,7 +25,7 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 
 	attr->vendor_id = 0xffffff;	/* no IEEE OUI: a software device */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;	/* rdma link delete */
-	attr->max_mr_size = U64_MAX;
+	attr->max_mr_size = SROCE_MAX_MR_SIZE;
 	attr->page_size_cap = PAGE_SIZE;
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT;
@@ -95,6 +96,7 @@ static const struct ib_device_ops *const sroce_verbs[] = {
 	&sroce_cq_ops,
 	&sroce_qp_ops,
 	&sroce_srq_ops,
+	&sroce_mr_ops,
 };
 
 static void sroce_set_verbs(struct ib_device *ibdev)
@@ -128,6 +130,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	sroce_init_attr(sdev);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC);
+	sroce_mr_table_init(&sdev->mrs);
 
 	strscpy(sdev->ibdev.node_desc, "sroce", sizeof(sdev->ibdev.node_desc));
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;

@@ -6,6 +6,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "mr.h"
 #include "port.h"
 
 /**
@@ -23,6 +24,7 @@
  * @srqs: live SRQs by number
  * @next_srqn: where the cyclic search for a free SRQ number resumes
  * @srq_count: SRQs allocated, bounded by attr.max_srq
+ * @mrs: memory regions, by key
  *
  * Owned by the RDMA core once registered: it is freed by the core after
  * sroce_dealloc_driver(), whether removal came from `rdma link delete`,
@@ -42,6 +44,7 @@ struct sroce_dev {
 	struct xarray srqs;
 	u32 next_srqn;
 	atomic_t srq_count;
+	struct sroce_mr_table mrs;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)

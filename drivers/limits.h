@@ -35,4 +35,11 @@ enum sroce_limits {
 /* The largest message IBTA allows (9.7.1: the DMA length is 31 bits). */
 #define SROCE_MAX_MSG_SZ	BIT(31)
 
+/*
+ * The longest MR registration accepted: 1 TiB, far within the UINT_MAX
+ * pages ib_umem_get() can pin, so that no length passing this check fails
+ * later for a reason the caller could not have known.
+ */
+#define SROCE_MAX_MR_SIZE	BIT_ULL(40)
+
 #endif /* SROCE_LIMITS_H */

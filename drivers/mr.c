@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions: registration, their keys, and the lookup and access
+ * check the data path uses to turn a key and an address into memory.
+ */
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+#include "device.h"
+#include "limits.h"
+#include "mr.h"
+
+/* What sroce implements; local read is implied by any MR. */
+#define SROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+void sroce_mr_table_init(struct sroce_mr_table *t)
+{
+	xa_init_flags(&t->xa, XA_FLAGS_ALLOC1);
+}
+
+/**
+ * sroce_mr_table_add() - give an MR its key and make it findable
+ * @t: the device's table
+ * @mr: a filled-in MR, not yet visible to anyone
+ *
+ * Indices are handed out cyclically, so a freed one is reused only after
+ * all the others have been: a stale key keeps failing lookups for as long
+ * as possible. The slot is reserved first and the MR stored once its key
+ * is set, so a lookup never sees a half-made MR.
+ *
+ * Context: process; may sleep.
+ * Return: 0, -ENOMEM past SROCE_MAX_MR MRs or when out of memory.
+ */
+int sroce_mr_table_add(struct sroce_mr_table *t, struct sroce_mr *mr)
+{
+	u32 index;
+	int err;
+
+	if (atomic_inc_return(&t->count) > SROCE_MAX_MR) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+
+	err = xa_alloc_cyclic(&t->xa, &index, NULL,
+			      XA_LIMIT(1, SROCE_KEY_INDEX_MAX), &t->next,
+			      GFP_KERNEL);
+	if (err < 0)
+		goto err_count;
+
+	mr->key = sroce_key_make(index, atomic_inc_return(&t->variant));
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->done);
+
+	err = xa_err(xa_store(&t->xa, index, mr, GFP_KERNEL));
+	if (err) {
+		xa_release(&t->xa, index);
+		goto err_count;
+	}
+	return 0;
+
+err_count:
+	atomic_dec(&t->count);
+	return err;
+}
+
+/**
+ * sroce_mr_table_del() - make an MR unfindable and wait until it is unused
+ * @t: the device's table
+ * @mr: an MR sroce_mr_table_add() succeeded on
+ *
+ * On return no lookup can find @mr and every reference taken by one has
+ * been put. Lookups may still be reading the memory under RCU: the caller
+ * frees it with kfree_rcu().
+ *
+ * Context: process; sleeps until in-flight users are done.
+ */
+void sroce_mr_table_del(struct sroce_mr_table *t, struct sroce_mr *mr)
+{
+	xa_erase(&t->xa, sroce_key_index(mr->key));
+	sroce_mr_put(mr);
+	wait_for_completion(&mr->done);
+	atomic_dec(&t->count);
+}
+
+/**
+ * sroce_mr_lookup() - the MR a key names, referenced
+ * @t: the device's table
+ * @key: an lkey or rkey as received; any value
+ *
+ * Context: any.
+ * Return: the MR, to be released with sroce_mr_put(), or NULL when no live
+ * MR has exactly this key (never registered, or deregistered).
+ */
+struct sroce_mr *sroce_mr_lookup(struct sroce_mr_table *t, u32 key)
+{
+	struct sroce_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&t->xa, sroce_key_index(key));
+	if (mr && (mr->key != key || !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/* The lookup the data path uses: see sroce_mr_lookup(). */
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
+{
+	return sroce_mr_lookup(&sdev->mrs, key);
+}
+
+void sroce_mr_put(struct sroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->done);
+}
+
+/**
+ * sroce_mr_check() - may this access go through this MR?
+ * @mr: the MR a key named
+ * @pd: the PD of the QP making or receiving the access
+ * @iova: first byte accessed
+ * @length: bytes accessed; 0 is allowed anywhere in or at the end of the MR
+ * @access: the IB_ACCESS_* bits the access needs (0 for a local read)
+ *
+ * Return: 0; -EACCES when @mr is in another PD or lacks a needed right;
+ * -ERANGE when [@iova, @iova + @length) is not all inside @mr.
+ */
+int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
+		   u64 iova, u64 length, u32 access)
+{
+	if (mr->pd != pd || (access & ~mr->access))
+		return -EACCES;
+
+	/* A DMA MR covers all of memory: only wrapping past the end is out. */
+	if (!mr->umem)
+		return length && iova + (length - 1) < iova ? -ERANGE : 0;
+
+	if (iova < mr->iova || length > mr->length ||
+	    iova - mr->iova > mr->length - length)
+		return -ERANGE;
+	return 0;
+}
+
+/**
+ * sroce_mr_check_access_flags() - does sroce implement these MR rights?
+ * @access: IB_ACCESS_* flags of a registration
+ *
+ * The core has already refused unknown bits and, as sroce does not offer
+ * on-demand paging, IB_ACCESS_ON_DEMAND (-EINVAL). Bits in the optional
+ * range are hints the ABI lets a driver ignore (relaxed ordering is the
+ * only one defined, and means nothing to a CPU copy). Anything else sroce
+ * does not implement (memory windows, zero-based or huge-page MRs) is
+ * refused the way EFA refuses what its hardware lacks.
+ *
+ * Return: 0 or -EOPNOTSUPP.
+ */
+int sroce_mr_check_access_flags(int access)
+{
+	return access & ~(SROCE_MR_ACCESS | IB_ACCESS_OPTIONAL) ?
+	       -EOPNOTSUPP : 0;
+}
+
+static struct sroce_mr *sroce_mr_alloc(struct ib_pd *ibpd, int access)
+{
+	struct sroce_mr *mr;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return NULL;
+	mr->pd = ibpd;
+	mr->access = access & SROCE_MR_ACCESS;
+	return mr;
+}
+
+static void sroce_mr_free(struct sroce_mr *mr)
+{
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kfree_rcu(mr, rcu);
+}
+
+/*
+ * The MR ib_alloc_pd() makes for kernel consumers: the device does virtual
+ * DMA, so "DMA addresses" are kernel virtual addresses and the MR spans
+ * them all.
+ */
+static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	err = sroce_mr_check_access_flags(access);
+	if (err)
+		return ERR_PTR(err);
+
+	mr = sroce_mr_alloc(ibpd, access);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	err = sroce_mr_table_add(&sdev->mrs, mr);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+/* Refuse what cannot be pinned or addressed before pinning anything. */
+static int sroce_mr_check_range(u64 start, u64 length, u64 iova)
+{
+	u64 end;
+
+	if (!length || length > SROCE_MAX_MR_SIZE)
+		return -EINVAL;
+	if (check_add_overflow(start, length, &end) ||
+	    check_add_overflow(iova, length, &end))
+		return -EINVAL;
+	return 0;
+}
+
+static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start,
+				       u64 length, u64 iova, int access,
+				       struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct ib_umem *umem;
+	struct sroce_mr *mr;
+	int err;
+
+	/* ABI version 1 defines no driver-specific request. */
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EINVAL);
+
+	err = sroce_mr_check_access_flags(access);
+	if (err)
+		return ERR_PTR(err);
+	err = sroce_mr_check_range(start, length, iova);
+	if (err)
+		return ERR_PTR(err);
+
+	mr = sroce_mr_alloc(ibpd, access);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	/* Pins the pages, charging them against RLIMIT_MEMLOCK. */
+	umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(umem)) {
+		kfree(mr);
+		return ERR_CAST(umem);
+	}
+	mr->umem = umem;
+	mr->iova = iova;
+	mr->length = length;
+
+	err = sroce_mr_table_add(&sdev->mrs, mr);
+	if (err) {
+		ib_umem_release(umem);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	sroce_mr_table_del(&to_sdev(ibmr->device)->mrs, mr);
+	sroce_mr_free(mr);
+	return 0;
+}
+
+const struct ib_device_ops sroce_mr_ops = {
+	.dereg_mr = sroce_dereg_mr,
+	.get_dma_mr = sroce_get_dma_mr,
+	.reg_user_mr = sroce_reg_user_mr,
+};

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SROCE_MR_H
+#define SROCE_MR_H
+
+#include <linux/completion.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+struct sroce_dev;
+
+/*
+ * A key is (24-bit index << 8) | 8-bit variant. The index names a slot in
+ * the device's table, never 0 so that no key is 0; the variant comes from a
+ * per-device counter, so a key that is reused for a new MR differs from the
+ * old one unless both the index and the counter have gone round.
+ */
+#define SROCE_KEY_VARIANT_BITS	8
+#define SROCE_KEY_INDEX_MAX	(BIT(32 - SROCE_KEY_VARIANT_BITS) - 1)
+
+static inline u32 sroce_key_make(u32 index, u8 variant)
+{
+	return index << SROCE_KEY_VARIANT_BITS | variant;
+}
+
+static inline u32 sroce_key_index(u32 key)
+{
+	return key >> SROCE_KEY_VARIANT_BITS;
+}
+
+static inline u8 sroce_key_variant(u32 key)
+{
+	return key & (BIT(SROCE_KEY_VARIANT_BITS) - 1);
+}
+
+/**
+ * struct sroce_mr_table - a device's memory regions, by key index
+ * @xa: index -> struct sroce_mr; readers look up under RCU
+ * @next: where the cyclic allocation of indices goes on from
+ * @count: MRs registered, bounded by SROCE_MAX_MR
+ * @variant: source of the keys' low 8 bits
+ */
+struct sroce_mr_table {
+	struct xarray xa;
+	u32 next;
+	atomic_t count;
+	atomic_t variant;
+};
+
+/**
+ * struct sroce_mr - a memory region
+ * @ibmr: the core's object; lkey and rkey are both @key
+ * @pd: the PD the MR was registered in, set before the key is published
+ * @umem: the pinned user pages, or NULL for a DMA MR, which covers every
+ *	  kernel virtual address
+ * @iova: the address the MR's first byte has on the wire and in SGEs
+ * @length: bytes covered from @iova
+ * @access: the IB_ACCESS_* bits granted (local read is always allowed)
+ * @key: the lkey and rkey
+ * @ref: the table's reference plus one per sroce_mr_get() caller
+ * @done: completed when @ref drops to zero, which deregistration awaits
+ * @rcu: frees the MR after lookups that may still see it have finished
+ */
+struct sroce_mr {
+	struct ib_mr ibmr;
+	struct ib_pd *pd;
+	struct ib_umem *umem;
+	u64 iova;
+	u64 length;
+	u32 access;
+	u32 key;
+	refcount_t ref;
+	struct completion done;
+	struct rcu_head rcu;
+};
+
+static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct sroce_mr, ibmr);
+}
+
+void sroce_mr_table_init(struct sroce_mr_table *t);
+int sroce_mr_table_add(struct sroce_mr_table *t, struct sroce_mr *mr);
+void sroce_mr_table_del(struct sroce_mr_table *t, struct sroce_mr *mr);
+struct sroce_mr *sroce_mr_lookup(struct sroce_mr_table *t, u32 key);
+
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
+void sroce_mr_put(struct sroce_mr *mr);
+int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
+		   u64 iova, u64 length, u32 access);
+int sroce_mr_check_access_flags(int access);
+
+extern const struct ib_device_ops sroce_mr_ops;
+
+#endif /* SROCE_MR_H */

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: memory region keys, their lookup across deregistration, and the
+ * access check the data path applies to every SGE and remote access.
+ */
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/slab.h>
+
+#include "limits.h"
+#include "mr.h"
+
+static void key_encode_decode(struct kunit *test)
+{
+	u32 key = sroce_key_make(0x123456, 0xab);
+
+	KUNIT_EXPECT_EQ(test, key, 0x123456abU);
+	KUNIT_EXPECT_EQ(test, sroce_key_index(key), 0x123456U);
+	KUNIT_EXPECT_EQ(test, sroce_key_variant(key), 0xab);
+	KUNIT_EXPECT_EQ(test, sroce_key_make(SROCE_KEY_INDEX_MAX, 0xff),
+			U32_MAX);
+	KUNIT_EXPECT_EQ(test, sroce_key_index(U32_MAX), SROCE_KEY_INDEX_MAX);
+	KUNIT_EXPECT_EQ(test, sroce_key_make(1, 0), 0x100U);
+	/* Enough indices for every MR the device advertises. */
+	KUNIT_EXPECT_GE(test, SROCE_KEY_INDEX_MAX, (u32)SROCE_MAX_MR);
+}
+
+static int mr_test_init(struct kunit *test)
+{
+	struct sroce_mr_table *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	sroce_mr_table_init(t);
+	test->priv = t;
+	return 0;
+}
+
+static struct sroce_mr *add_mr(struct kunit *test)
+{
+	struct sroce_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, mr);
+	KUNIT_ASSERT_EQ(test, sroce_mr_table_add(test->priv, mr), 0);
+	return mr;
+}
+
+static void del_mr(struct kunit *test, struct sroce_mr *mr)
+{
+	sroce_mr_table_del(test->priv, mr);
+	kfree_rcu(mr, rcu);
+}
+
+static void keys_unique_and_findable(struct kunit *test)
+{
+	struct sroce_mr *a = add_mr(test), *b = add_mr(test), *found;
+
+	KUNIT_EXPECT_NE(test, a->key, b->key);
+	KUNIT_EXPECT_NE(test, sroce_key_index(a->key), 0U);
+	KUNIT_EXPECT_NE(test, sroce_key_index(a->key),
+			sroce_key_index(b->key));
+	KUNIT_EXPECT_EQ(test, a->ibmr.lkey, a->key);
+	KUNIT_EXPECT_EQ(test, a->ibmr.rkey, a->key);
+
+	found = sroce_mr_lookup(test->priv, b->key);
+	KUNIT_EXPECT_PTR_EQ(test, found, b);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 2U);
+	sroce_mr_put(found);
+
+	KUNIT_EXPECT_NULL(test, sroce_mr_lookup(test->priv, 0));
+	KUNIT_EXPECT_NULL(test, sroce_mr_lookup(test->priv, U32_MAX));
+	del_mr(test, a);
+	del_mr(test, b);
+}
+
+/* Right index, wrong variant: a key from before the slot was reused. */
+static void stale_key_fails(struct kunit *test)
+{
+	struct sroce_mr *a = add_mr(test), *b;
+	u32 old = a->key;
+
+	del_mr(test, a);
+	KUNIT_EXPECT_NULL(test, sroce_mr_lookup(test->priv, old));
+
+	b = add_mr(test);
+	KUNIT_EXPECT_NE(test, b->key, old);
+	KUNIT_EXPECT_NE(test, sroce_key_index(b->key), sroce_key_index(old));
+	KUNIT_EXPECT_NULL(test, sroce_mr_lookup(test->priv, old));
+	KUNIT_EXPECT_NULL(test, sroce_mr_lookup(test->priv, b->key ^ 1));
+	KUNIT_EXPECT_NULL(test,
+			  sroce_mr_lookup(test->priv,
+					  sroce_key_make(sroce_key_index(b->key),
+							 sroce_key_variant(old))));
+	del_mr(test, b);
+}
+
+/* Indices go round the whole space before one is used again. */
+static void index_reuse_is_cyclic(struct kunit *test)
+{
+	struct sroce_mr_table *t = test->priv;
+	struct sroce_mr *a, *b;
+	u32 first;
+
+	a = add_mr(test);
+	first = sroce_key_index(a->key);
+	del_mr(test, a);
+
+	t->next = SROCE_KEY_INDEX_MAX;
+	a = add_mr(test);
+	KUNIT_EXPECT_EQ(test, sroce_key_index(a->key), SROCE_KEY_INDEX_MAX);
+	b = add_mr(test);
+	/* Wrapped past the top, skipping 0. */
+	KUNIT_EXPECT_EQ(test, sroce_key_index(b->key), 1U);
+	KUNIT_EXPECT_EQ(test, first, 1U);
+	del_mr(test, a);
+	del_mr(test, b);
+}
+
+static void count_bounded(struct kunit *test)
+{
+	struct sroce_mr_table *t = test->priv;
+	struct sroce_mr **mrs, *extra;
+	unsigned int i;
+
+	mrs = kunit_kcalloc(test, SROCE_MAX_MR, sizeof(*mrs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mrs);
+	for (i = 0; i < SROCE_MAX_MR; i++)
+		mrs[i] = add_mr(test);
+
+	extra = kzalloc(sizeof(*extra), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, extra);
+	KUNIT_EXPECT_EQ(test, sroce_mr_table_add(t, extra), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, atomic_read(&t->count), SROCE_MAX_MR);
+
+	del_mr(test, mrs[0]);
+	KUNIT_EXPECT_EQ(test, sroce_mr_table_add(t, extra), 0);
+	del_mr(test, extra);
+	for (i = 1; i < SROCE_MAX_MR; i++)
+		del_mr(test, mrs[i]);
+	KUNIT_EXPECT_EQ(test, atomic_read(&t->count), 0);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&t->xa));
+}
+
+struct del_ctx {
+	struct sroce_mr_table *t;
+	struct sroce_mr *mr;
+	struct completion returned;
+};
+
+static int del_thread(void *arg)
+{
+	struct del_ctx *ctx = arg;
+
+	sroce_mr_table_del(ctx->t, ctx->mr);
+	complete(&ctx->returned);
+	return 0;
+}
+
+/* Deregistration returns only once a data-path user has let go. */
+static void del_waits_for_users(struct kunit *test)
+{
+	struct del_ctx ctx = { .t = test->priv };
+	struct task_struct *task;
+	struct sroce_mr *held;
+	u32 key;
+
+	ctx.mr = add_mr(test);
+	key = ctx.mr->key;
+	init_completion(&ctx.returned);
+	held = sroce_mr_lookup(ctx.t, key);
+	KUNIT_ASSERT_PTR_EQ(test, held, ctx.mr);
+
+	task = kthread_run(del_thread, &ctx, "sroce-mr-del");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	msleep(100);
+	KUNIT_EXPECT_FALSE(test, completion_done(&ctx.returned));
+	/* Already unfindable while it waits. */
+	KUNIT_EXPECT_NULL(test, sroce_mr_lookup(ctx.t, key));
+
+	sroce_mr_put(held);
+	KUNIT_EXPECT_NE(test,
+			wait_for_completion_timeout(&ctx.returned, 10 * HZ),
+			0UL);
+	kfree_rcu(ctx.mr, rcu);
+}
+
+static struct ib_umem fake_umem;
+
+static struct sroce_mr user_mr(struct ib_pd *pd, u64 iova, u64 length,
+			       u32 access)
+{
+	return (struct sroce_mr) {
+		.pd = pd, .umem = &fake_umem,
+		.iova = iova, .length = length, .access = access,
+	};
+}
+
+static void check_range_edges(struct kunit *test)
+{
+	struct ib_pd pd;
+	struct sroce_mr mr = user_mr(&pd, 0x1000, 0x2000, 0);
+
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x1000, 0x2000, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x2fff, 1, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x3000, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x1000, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x1000, 0x2001, 0),
+			-ERANGE);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0xfff, 1, 0), -ERANGE);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x3000, 1, 0), -ERANGE);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x3001, 0, 0), -ERANGE);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x2000, U64_MAX, 0),
+			-ERANGE);
+	/* iova + length wraps to inside the MR. */
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x2000,
+					     U64_MAX - 0xfff, 0), -ERANGE);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, U64_MAX, 2, 0),
+			-ERANGE);
+}
+
+/* An MR ending at the very top of the address space. */
+static void check_range_at_top(struct kunit *test)
+{
+	struct ib_pd pd;
+	struct sroce_mr mr = user_mr(&pd, U64_MAX - 0xfff, 0x1000, 0);
+
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, U64_MAX, 1, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, U64_MAX - 0xfff,
+					     0x1000, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, U64_MAX, 2, 0),
+			-ERANGE);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, U64_MAX - 0xfff,
+					     0x1001, 0), -ERANGE);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0, 1, 0), -ERANGE);
+}
+
+static void check_dma_mr(struct kunit *test)
+{
+	struct ib_pd pd;
+	struct sroce_mr mr = {
+		.pd = &pd, .access = IB_ACCESS_LOCAL_WRITE,
+	};
+
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0, U64_MAX, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, U64_MAX, 1, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, U64_MAX, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, U64_MAX, 2, 0),
+			-ERANGE);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 1, U64_MAX, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 2, U64_MAX, 0),
+			-ERANGE);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x1000, 8,
+					     IB_ACCESS_REMOTE_READ), -EACCES);
+}
+
+static void check_access_bits(struct kunit *test)
+{
+	static const u32 rights[] = {
+		IB_ACCESS_LOCAL_WRITE, IB_ACCESS_REMOTE_WRITE,
+		IB_ACCESS_REMOTE_READ, IB_ACCESS_REMOTE_ATOMIC,
+	};
+	struct ib_pd pd, other;
+	unsigned int granted, i;
+
+	for (granted = 0; granted < 16; granted++) {
+		u32 have = 0;
+		struct sroce_mr mr;
+
+		for (i = 0; i < ARRAY_SIZE(rights); i++)
+			if (granted & BIT(i))
+				have |= rights[i];
+		mr = user_mr(&pd, 0x1000, 0x1000, have);
+
+		/* A local read needs no right. */
+		KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x1000, 8, 0),
+				0);
+		for (i = 0; i < ARRAY_SIZE(rights); i++)
+			KUNIT_EXPECT_EQ_MSG(test,
+					    sroce_mr_check(&mr, &pd, 0x1000, 8,
+							   rights[i]),
+					    have & rights[i] ? 0 : -EACCES,
+					    "granted %#x, need %#x", have,
+					    rights[i]);
+		KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x1000, 8, have),
+				0);
+		/* The right key in the wrong PD is refused whatever it grants. */
+		KUNIT_EXPECT_EQ(test,
+				sroce_mr_check(&mr, &other, 0x1000, 8, 0),
+				-EACCES);
+	}
+}
+
+static void registration_flags(struct kunit *test)
+{
+	static const int ok[] = {
+		0,
+		IB_ACCESS_LOCAL_WRITE,
+		IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC,
+		IB_ACCESS_REMOTE_READ | IB_ACCESS_RELAXED_ORDERING,
+		IB_ACCESS_LOCAL_WRITE | IB_UVERBS_ACCESS_OPTIONAL_LAST,
+	};
+	static const int refused[] = {
+		IB_ACCESS_MW_BIND, IB_ZERO_BASED, IB_ACCESS_ON_DEMAND,
+		IB_ACCESS_HUGETLB, BIT(8), BIT(9), BIT(19), BIT(30),
+		IB_ACCESS_LOCAL_WRITE | IB_ACCESS_MW_BIND,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ok); i++)
+		KUNIT_EXPECT_EQ_MSG(test, sroce_mr_check_access_flags(ok[i]), 0,
+				    "flags %#x", ok[i]);
+	for (i = 0; i < ARRAY_SIZE(refused); i++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    sroce_mr_check_access_flags(refused[i]),
+				    -EOPNOTSUPP, "flags %#x", refused[i]);
+}
+
+static struct kunit_case mr_cases[] = {
+	KUNIT_CASE(key_encode_decode),
+	KUNIT_CASE(keys_unique_and_findable),
+	KUNIT_CASE(stale_key_fails),
+	KUNIT_CASE(index_reuse_is_cyclic),
+	KUNIT_CASE(count_bounded),
+	KUNIT_CASE(del_waits_for_users),
+	KUNIT_CASE(check_range_edges),
+	KUNIT_CASE(check_range_at_top),
+	KUNIT_CASE(check_dma_mr),
+	KUNIT_CASE(check_access_bits),
+	KUNIT_CASE(registration_flags),
+	{}
+};
+
+static struct kunit_suite mr_suite = {
+	.name = "sroce-mr",
+	.init = mr_test_init,
+	.test_cases = mr_cases,
+};
+
+kunit_test_suite(mr_suite);
