@@ -9,6 +9,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
 
+#include "ah.h"
 #include "cq.h"
 #include "device.h"
 #include "limits.h"
@@ -97,6 +98,7 @@ static const struct ib_device_ops *const sroce_verbs[] = {
 	&sroce_qp_ops,
 	&sroce_srq_ops,
 	&sroce_mr_ops,
+	&sroce_ah_ops,
 };
 
 static void sroce_set_verbs(struct ib_device *ibdev)

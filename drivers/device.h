@@ -25,6 +25,7 @@
  * @next_srqn: where the cyclic search for a free SRQ number resumes
  * @srq_count: SRQs allocated, bounded by attr.max_srq
  * @mrs: memory regions, by key
+ * @ah_count: address handles, bounded by attr.max_ah
  *
  * Owned by the RDMA core once registered: it is freed by the core after
  * sroce_dealloc_driver(), whether removal came from `rdma link delete`,
@@ -45,6 +46,7 @@ struct sroce_dev {
 	u32 next_srqn;
 	atomic_t srq_count;
 	struct sroce_mr_table mrs;
+	atomic_t ah_count;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)

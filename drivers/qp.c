@@ -6,7 +6,6 @@
  */
 #include <linux/minmax.h>
 #include <linux/xarray.h>
-#include <net/ipv6.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
 #include <rdma/uverbs_ioctl.h>
@@ -237,29 +236,6 @@ err_count:
 	return err;
 }
 
-static int sroce_check_av(const struct rdma_ah_attr *ah)
-{
-	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
-	enum rdma_network_type net;
-	bool v4;
-
-	/* RoCE addresses by GID: a path without a GRH leads nowhere. */
-	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) ||
-	    rdma_ah_get_port_num(ah) != 1 || !grh->sgid_attr ||
-	    grh->flow_label > IB_GRH_FLOWLABEL_MASK)
-		return -EINVAL;
-
-	/* RoCEv2 only, and both ends of one IP family. */
-	net = rdma_gid_attr_network_type(grh->sgid_attr);
-	if (net != RDMA_NETWORK_IPV4 && net != RDMA_NETWORK_IPV6)
-		return -EINVAL;
-	v4 = net == RDMA_NETWORK_IPV4;
-	if (ipv6_addr_v4mapped((const struct in6_addr *)grh->dgid.raw) != v4)
-		return -EINVAL;
-	return 0;
-}
-
 static bool sroce_attr_out_of_range(const struct ib_qp_attr *attr, int mask)
 {
 	return (mask & IB_QP_PORT && attr->port_num != 1) ||
@@ -320,37 +296,8 @@ int sroce_qp_check_attr(const struct sroce_qp *qp,
 	if (sroce_attr_out_of_range(attr, mask))
 		return -EINVAL;
 	if (mask & IB_QP_AV)
-		return sroce_check_av(&attr->ah_attr);
+		return sroce_av_check(&attr->ah_attr);
 	return 0;
-}
-
-static void sroce_av_set(struct sroce_av *av, const struct rdma_ah_attr *ah)
-{
-	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
-
-	av->dgid = grh->dgid;
-	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
-	av->net_type = rdma_gid_attr_network_type(grh->sgid_attr);
-	av->flow_label = grh->flow_label;
-	av->sgid_index = grh->sgid_attr->index;
-	av->hop_limit = grh->hop_limit;
-	av->traffic_class = grh->traffic_class;
-	av->sl = rdma_ah_get_sl(ah);
-	av->static_rate = rdma_ah_get_static_rate(ah);
-}
-
-static void sroce_av_get(const struct sroce_av *av, struct rdma_ah_attr *ah)
-{
-	union ib_gid dgid = av->dgid;
-
-	memset(ah, 0, sizeof(*ah));
-	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(ah, 1);
-	rdma_ah_set_sl(ah, av->sl);
-	rdma_ah_set_static_rate(ah, av->static_rate);
-	rdma_ah_set_grh(ah, &dgid, av->flow_label, av->sgid_index,
-			av->hop_limit, av->traffic_class);
-	memcpy(ah->roce.dmac, av->dmac, ETH_ALEN);
 }
 
 /* Copies what sroce_qp_check_attr() accepted; the state is separate. */

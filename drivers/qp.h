@@ -2,38 +2,14 @@
 #ifndef SROCE_QP_H
 #define SROCE_QP_H
 
-#include <linux/if_ether.h>
 #include <linux/mutex.h>
 #include <rdma/ib_verbs.h>
 
+#include "ah.h"
 #include "wq.h"
 
 /* The largest 24-bit number: QPNs, PSNs. */
 #define SROCE_24BIT_MAX		0xffffff
-
-/**
- * struct sroce_av - the primary path of a connected QP, as RoCE needs it
- * @dgid: the peer's GID
- * @dmac: the next hop's MAC, resolved by the core from @dgid
- * @net_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6, from the source GID
- * @flow_label: IPv6 flow label (20 bits)
- * @sgid_index: the source GID's index in the port's table
- * @hop_limit: IP TTL / hop limit
- * @traffic_class: IP DSCP and ECN bits
- * @sl: service level, kept for query_qp
- * @static_rate: kept for query_qp
- */
-struct sroce_av {
-	union ib_gid dgid;
-	u8 dmac[ETH_ALEN];
-	enum rdma_network_type net_type;
-	u32 flow_label;
-	u8 sgid_index;
-	u8 hop_limit;
-	u8 traffic_class;
-	u8 sl;
-	u8 static_rate;
-};
 
 /**
  * struct sroce_qp_shape - how big a QP's rings are

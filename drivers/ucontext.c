@@ -16,6 +16,9 @@ static int sroce_alloc_ucontext(struct ib_ucontext *ibuc,
 	 */
 	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
+
+	/* The send path looks AHs up in softirq context too. */
+	xa_init_flags(&to_suc(ibuc)->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	return 0;
 }
 

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: what an address handle accepts and the address it keeps.
+ */
+#include <kunit/test.h>
+#include <linux/etherdevice.h>
+#include <net/ipv6.h>
+#include <rdma/ib_verbs.h>
+
+#include "ah.h"
+
+static const u8 peer_mac[ETH_ALEN] = { 0x52, 0x54, 0x00, 0x77, 0x00, 0x02 };
+
+/* What create_ah and modify_qp do with an attribute. */
+static int av_from(struct sroce_av *av, const struct rdma_ah_attr *attr)
+{
+	int err = sroce_av_check(attr);
+
+	if (!err)
+		sroce_av_set(av, attr);
+	return err;
+}
+
+static void gid_v4(union ib_gid *gid, __be32 addr)
+{
+	ipv6_addr_set_v4mapped(addr, (struct in6_addr *)gid->raw);
+}
+
+static void gid_v6(union ib_gid *gid, u8 last)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[0] = 0xfd;
+	gid->raw[1] = 0x77;
+	gid->raw[15] = last;
+}
+
+static struct ib_gid_attr sgid_of(enum ib_gid_type type, bool v4)
+{
+	struct ib_gid_attr sgid = { .gid_type = type, .index = 3 };
+
+	if (v4)
+		gid_v4(&sgid.gid, htonl(0x0a4d0001));
+	else
+		gid_v6(&sgid.gid, 1);
+	return sgid;
+}
+
+/* A RoCE attribute to the bench's peer, as the core hands it over. */
+static struct rdma_ah_attr attr_to(const struct ib_gid_attr *sgid, bool v4)
+{
+	struct rdma_ah_attr attr = { .type = RDMA_AH_ATTR_TYPE_ROCE };
+	union ib_gid dgid;
+
+	if (v4)
+		gid_v4(&dgid, htonl(0x0a4d0002));
+	else
+		gid_v6(&dgid, 2);
+	rdma_ah_set_port_num(&attr, 1);
+	rdma_ah_set_sl(&attr, 5);
+	rdma_ah_set_static_rate(&attr, IB_RATE_10_GBPS);
+	rdma_ah_set_grh(&attr, &dgid, 0xabcde, sgid->index, 64, 0x28);
+	attr.grh.sgid_attr = sgid;
+	ether_addr_copy(attr.roce.dmac, peer_mac);
+	return attr;
+}
+
+static void ipv4_destination(struct kunit *test)
+{
+	struct ib_gid_attr sgid = sgid_of(IB_GID_TYPE_ROCE_UDP_ENCAP, true);
+	struct rdma_ah_attr attr = attr_to(&sgid, true);
+	struct sroce_av av;
+
+	KUNIT_ASSERT_EQ(test, av_from(&av, &attr), 0);
+	KUNIT_EXPECT_EQ(test, av.net_type, RDMA_NETWORK_IPV4);
+	KUNIT_EXPECT_EQ(test, memcmp(av.sgid.raw, sgid.gid.raw, 16), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(av.dgid.raw, attr.grh.dgid.raw, 16), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(av.dmac, peer_mac, ETH_ALEN), 0);
+	KUNIT_EXPECT_EQ(test, av.flow_label, 0xabcdeU);
+	KUNIT_EXPECT_EQ(test, av.hop_limit, 64);
+	KUNIT_EXPECT_EQ(test, av.traffic_class, 0x28);
+	KUNIT_EXPECT_EQ(test, av.sgid_index, 3);
+	KUNIT_EXPECT_EQ(test, av.sl, 5);
+	KUNIT_EXPECT_EQ(test, av.static_rate, IB_RATE_10_GBPS);
+}
+
+static void ipv6_destination(struct kunit *test)
+{
+	struct ib_gid_attr sgid = sgid_of(IB_GID_TYPE_ROCE_UDP_ENCAP, false);
+	struct rdma_ah_attr attr = attr_to(&sgid, false);
+	struct sroce_av av;
+
+	KUNIT_ASSERT_EQ(test, av_from(&av, &attr), 0);
+	KUNIT_EXPECT_EQ(test, av.net_type, RDMA_NETWORK_IPV6);
+	KUNIT_EXPECT_EQ(test, memcmp(av.dgid.raw, attr.grh.dgid.raw, 16), 0);
+}
+
+static void refused(struct kunit *test)
+{
+	struct ib_gid_attr v4 = sgid_of(IB_GID_TYPE_ROCE_UDP_ENCAP, true);
+	struct ib_gid_attr v6 = sgid_of(IB_GID_TYPE_ROCE_UDP_ENCAP, false);
+	struct ib_gid_attr v1 = sgid_of(IB_GID_TYPE_ROCE, false);
+	struct ib_gid_attr ib = sgid_of(IB_GID_TYPE_IB, false);
+	struct rdma_ah_attr attr;
+	struct sroce_av av;
+
+	attr = attr_to(&v4, true);
+	attr.ah_flags = 0;
+	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), -EINVAL);
+
+	attr = attr_to(&v4, true);
+	attr.type = RDMA_AH_ATTR_TYPE_IB;
+	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), -EINVAL);
+
+	attr = attr_to(&v4, true);
+	rdma_ah_set_port_num(&attr, 2);
+	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), -EINVAL);
+
+	attr = attr_to(&v4, true);
+	attr.grh.sgid_attr = NULL;
+	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), -EINVAL);
+
+	/* Only RoCEv2 GIDs. */
+	attr = attr_to(&v1, false);
+	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), -EINVAL);
+	attr = attr_to(&ib, false);
+	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), -EINVAL);
+
+	/* One IP header cannot carry addresses of two families. */
+	attr = attr_to(&v4, false);
+	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), -EINVAL);
+	attr = attr_to(&v6, true);
+	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), -EINVAL);
+
+	/* The flow label has 20 bits. */
+	attr = attr_to(&v6, false);
+	attr.grh.flow_label = 0x100000;
+	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), -EINVAL);
+	attr.grh.flow_label = 0xfffff;
+	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), 0);
+}
+
+/* query_ah gives back what create_ah was given, less the GID reference. */
+static void round_trip(struct kunit *test)
+{
+	struct ib_gid_attr sgid = sgid_of(IB_GID_TYPE_ROCE_UDP_ENCAP, false);
+	struct rdma_ah_attr in = attr_to(&sgid, false), out;
+	struct sroce_av av;
+
+	KUNIT_ASSERT_EQ(test, av_from(&av, &in), 0);
+	memset(&out, 0xa5, sizeof(out));
+	sroce_av_get(&av, &out);
+	KUNIT_EXPECT_EQ(test, out.type, RDMA_AH_ATTR_TYPE_ROCE);
+	KUNIT_EXPECT_EQ(test, out.ah_flags, IB_AH_GRH);
+	KUNIT_EXPECT_EQ(test, out.port_num, 1U);
+	KUNIT_EXPECT_EQ(test, out.sl, 5);
+	KUNIT_EXPECT_EQ(test, out.static_rate, IB_RATE_10_GBPS);
+	KUNIT_EXPECT_EQ(test, memcmp(out.grh.dgid.raw, in.grh.dgid.raw, 16), 0);
+	KUNIT_EXPECT_EQ(test, out.grh.flow_label, in.grh.flow_label);
+	KUNIT_EXPECT_EQ(test, out.grh.sgid_index, in.grh.sgid_index);
+	KUNIT_EXPECT_EQ(test, out.grh.hop_limit, in.grh.hop_limit);
+	KUNIT_EXPECT_EQ(test, out.grh.traffic_class, in.grh.traffic_class);
+	KUNIT_EXPECT_NULL(test, out.grh.sgid_attr);
+	KUNIT_EXPECT_EQ(test, memcmp(out.roce.dmac, peer_mac, ETH_ALEN), 0);
+}
+
+static struct kunit_case ah_cases[] = {
+	KUNIT_CASE(ipv4_destination),
+	KUNIT_CASE(ipv6_destination),
+	KUNIT_CASE(refused),
+	KUNIT_CASE(round_trip),
+	{}
+};
+
+static struct kunit_suite ah_suite = {
+	.name = "sroce-ah",
+	.test_cases = ah_cases,
+};
+
+kunit_test_suite(ah_suite);
