@@ -2,11 +2,13 @@
 /*
  * libsroce: the libibverbs provider for the sroce soft-RoCE driver.
  *
- * This stage covers what ibv_devices and ibv_devinfo need: matching the
- * device, opening a context, querying the device and its port; then
- * protection domains and completion queues. Every verb left out here keeps libibverbs' default,
- * which fails with EOPNOTSUPP, so applications see a clean error rather
- * than a crash until the matching kernel support exists.
+ * This stage covers what ibv_devices and ibv_devinfo need (matching the
+ * device, opening a context, querying the device and its port), then
+ * protection domains, completion queues, queue pairs, shared receive
+ * queues, memory regions and address handles. Every verb left out here
+ * keeps libibverbs' default, which fails with EOPNOTSUPP, so applications
+ * see a clean error rather than a crash until the matching kernel support
+ * exists.
  */
 
 #include <errno.h>
@@ -99,6 +101,8 @@ static const struct verbs_context_ops *const sroce_verbs[] = {
 	&sroce_cq_ops,
 	&sroce_qp_ops,
 	&sroce_srq_ops,
+	&sroce_mr_ops,
+	&sroce_ah_ops,
 };
 
 static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,

@@ -48,10 +48,27 @@ static inline void *sroce_uqueue_at(const struct sroce_uqueue *q,
 int sroce_post_recv_ring(struct sroce_uqueue *q, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad_wr);
 
+/**
+ * struct sroce_ah - an address handle
+ * @ibv_ah: libibverbs' part
+ * @ah_num: the kernel's name for the AH, put in UD send WQEs
+ */
+struct sroce_ah {
+	struct ibv_ah ibv_ah;
+	uint32_t ah_num;
+};
+
+static inline struct sroce_ah *to_sah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct sroce_ah, ibv_ah);
+}
+
 /* The verbs of each object kind, merged into the context's ops. */
 extern const struct verbs_context_ops sroce_pd_ops;
 extern const struct verbs_context_ops sroce_cq_ops;
 extern const struct verbs_context_ops sroce_qp_ops;
 extern const struct verbs_context_ops sroce_srq_ops;
+extern const struct verbs_context_ops sroce_mr_ops;
+extern const struct verbs_context_ops sroce_ah_ops;
 
 #endif /* LIBSROCE_H */

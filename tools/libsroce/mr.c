@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libsroce: memory regions.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <infiniband/driver.h>
+
+#include "sroce.h"
+
+/*
+ * The kernel pins the pages and picks the keys; the MR needs nothing in
+ * userspace beyond what libibverbs keeps in struct verbs_mr. @iova is the
+ * address the MR's first byte has in work requests, which libibverbs sets
+ * to @addr unless the application asked for another (ibv_reg_mr_iova).
+ */
+static struct ibv_mr *sroce_reg_mr(struct ibv_pd *pd, void *addr,
+				   size_t length, uint64_t iova, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct ibv_reg_mr cmd = {};
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_reg_mr(pd, addr, length, iova, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+static int sroce_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	/* On failure the MR is still registered: keep it. */
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+
+	free(vmr);
+	return 0;
+}
+
+const struct verbs_context_ops sroce_mr_ops = {
+	.reg_mr = sroce_reg_mr,
+	.dereg_mr = sroce_dereg_mr,
+};
