@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Memory regions and address handles, from a process through libsroce.
+
+The verbs run in guest A from tools/testing/guest/verbs/mr_ah.py, which
+prints what it saw as JSON; every outcome is checked here, exactly: keys,
+lengths, the errno of each refused request, counts back to where they
+started. The runner fails a test on any kernel warning in either guest.
+"""
+
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VERBS = f"/usr/bin/python3 {HERE}/verbs/mr_ah.py"
+SYS = "/sys/class/infiniband"
+
+# drivers/limits.h
+MAX_MR = 65536
+MAX_AH = 32767
+
+PAGE = 4096
+
+
+def sroce_only(bench):
+    if bench.driver != "sroce":
+        raise bench.Skip("checks sroce's own keys, limits and errnos")
+
+
+def verbs(g, dev, cmd, *args, prefix="", timeout=120):
+    out = g.run(f"{prefix}{VERBS} {dev} {cmd} {' '.join(map(str, args))}",
+                timeout=timeout).out
+    return json.loads(out)
+
+
+def attach(bench):
+    a = bench.attach(bench.a, "sroce0")
+    bench.attach(bench.b, "sroce0")
+    return a
+
+
+def gid_index(g, dev, gid):
+    """The index of a RoCE v2 GID in port 1's table, once it is there."""
+    base = f"{SYS}/{dev}/ports/1"
+    g.wait_for(f"grep -lx '{gid}' {base}/gids/*", timeout=30)
+    for path in g.run(f"grep -lx '{gid}' {base}/gids/*").out.split():
+        idx = path.rsplit("/", 1)[1]
+        kind = g.run(f"cat {base}/gid_attrs/types/{idx}", check=False)
+        if kind.ok and kind.out.strip() == "RoCE v2":
+            return int(idx)
+    raise AssertionError(f"no RoCE v2 GID {gid} on {dev}")
+
+
+def kmalloc_objs(g):
+    """Objects in use in the kmalloc caches (where the driver's MRs, the
+    core's umems and their page lists live), after pending RCU frees."""
+    g.run("sleep 1")
+    total = 0
+    for line in g.run("cat /proc/slabinfo").out.splitlines():
+        f = line.split()
+        if f and f[0].startswith("kmalloc-"):
+            total += int(f[1])
+    return total
+
+
+def test_mr_keys_and_access(bench):
+    """Every size and legal access combination registers; keys are unique,
+    lkey == rkey, and `rdma resource show mr` shows each with its length."""
+    sroce_only(bench)
+    dev = attach(bench)
+    r = verbs(bench.a, dev, "keys")
+    regs = r["regs"]
+    assert len(regs) == 6 * 20 * 2, len(regs)
+    lkeys = [x["lkey"] for x in regs]
+    assert len(set(lkeys)) == len(lkeys), "duplicate keys"
+    for x in regs:
+        assert x["lkey"] == x["rkey"], x
+        assert x["lkey"] >> 8 != 0, x
+        assert r["shown"][str(x["lkey"])] == {"rkey": x["rkey"],
+                                              "mrlen": x["size"]}, x
+    assert len(r["shown"]) == len(regs), r["shown"]
+    assert r["after"] == 0, r
+    # Cyclic indices: none of the just-freed keys is handed out again.
+    assert not set(r["old"]) & set(r["new"]), r
+    assert len(set(r["new"])) == len(r["new"])
+    assert r["k1"] != r["k2"] and r["k1"] >> 8 != r["k2"] >> 8, r
+
+
+def test_mr_bad_arguments(bench):
+    sroce_only(bench)
+    dev = attach(bench)
+    r = verbs(bench.a, dev, "errors")
+    assert r == {
+        "zero_length": "EINVAL",
+        # Rights sroce does not implement: refused by the driver.
+        "mw_bind": "EOPNOTSUPP",
+        "zero_based": "EOPNOTSUPP",
+        "hugetlb": "EOPNOTSUPP",
+        # Refused by the core before the driver is asked.
+        "on_demand": "EINVAL",
+        "flush_global": "EINVAL",
+        "flush_persistent": "EINVAL",
+        "unknown_bit19": "EINVAL",
+        "unknown_bit30": "EINVAL",
+        "remote_write_no_local": "EINVAL",
+        "remote_atomic_no_local": "EINVAL",
+        # A hint the ABI lets a driver ignore.
+        "optional_bit21": "ok",
+        "unmapped": "EFAULT",
+        "prot_none": "EFAULT",
+        "max_plus_one": "EINVAL",
+        "huge": "EINVAL",
+        # max_mr_size itself passes the length check and fails to pin.
+        "max_size_unmapped_tail": "EFAULT",
+        "wraps": "EINVAL",
+        "leftover": 0,
+        "pinned_kb": 0,
+    }, r
+
+
+def test_mr_iova(bench):
+    """reg_mr_iova: the iova is the MR's address on the wire; it may be
+    anything with the buffer's page offset, as long as it does not wrap."""
+    sroce_only(bench)
+    dev = attach(bench)
+    r = verbs(bench.a, dev, "iova")
+    for name in ("other", "zero_page", "top"):
+        assert r[name][0] == "ok", r
+    assert r["other"][1][1] == PAGE and r["top"][1][1] == 0x100, r
+    assert r["wraps"] == ["EINVAL", None], r
+    assert r["bad_offset"] == ["EINVAL", None], r
+
+
+def test_mr_churn(bench):
+    """10,000 register/deregister rounds leave nothing behind."""
+    sroce_only(bench)
+    a = bench.a
+    dev = attach(bench)
+    verbs(a, dev, "churn", 100)
+    before = kmalloc_objs(a)
+    r = verbs(a, dev, "churn", 10000, timeout=400)
+    grown = kmalloc_objs(a) - before
+    assert r["distinct_keys"] == 10000, r
+    assert r["before"] == 0 and r["after"] == 0, r
+    assert r["pinned_kb"] == 0, r
+    # A leak of one object a round would be 10,000 at least.
+    assert grown < 1000, f"kmalloc objects grew by {grown}"
+
+
+test_mr_churn.TIMEOUT = 600
+
+
+def test_mr_memlock(bench):
+    """Without CAP_IPC_LOCK, RLIMIT_MEMLOCK bounds the pages pinned."""
+    sroce_only(bench)
+    dev = attach(bench)
+    nocap = "setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock "
+    r = verbs(bench.a, dev, "memlock",
+              prefix=f"prlimit --memlock={16 * PAGE}:{16 * PAGE} {nocap}")
+    assert r == {
+        "ipc_lock": False, "limit": 16 * PAGE,
+        "full_pinned_kb": 64, "one_more": "ENOMEM", "after_release": "ok",
+        "second_half": "ok", "past_half": "ENOMEM", "pinned_kb": 0,
+    }, r
+    r = verbs(bench.a, dev, "memlock", prefix=f"prlimit --memlock=0:0 {nocap}")
+    assert r == {"ipc_lock": False, "limit": 0, "one_page": "EPERM"}, r
+
+
+def test_mr_limit(bench):
+    """No more MRs than max_mr; a freed slot can be used again."""
+    sroce_only(bench)
+    dev = attach(bench)
+    r = verbs(bench.a, dev, "mr-limit", timeout=500)
+    # Once the device serves kernel verbs, ib_alloc_pd() of the MAD layer
+    # holds one DMA MR of the same budget.
+    assert r["registered"] in (MAX_MR, MAX_MR - 1), r
+    assert r["error"] == "ENOMEM", r
+    assert r["refill"] == "ok" and r["again"] == "ENOMEM", r
+    assert r["left"] == 0, r
+
+
+test_mr_limit.TIMEOUT = 600
+
+
+def test_ah(bench):
+    """AHs to the peer's IPv4 and IPv6 addresses; RoCEv2's rules refused."""
+    sroce_only(bench)
+    a = bench.a
+    dev = attach(bench)
+    sgid4 = gid_index(a, dev, "0000:0000:0000:0000:0000:ffff:0a4d:0001")
+    sgid6 = gid_index(a, dev, "fd77:0000:0000:0000:0000:0000:0000:0001")
+    r = verbs(a, dev, "ah", sgid4, sgid6)
+    assert r == {
+        "v4": "ok", "v6": "ok", "flow_label_max": "ok",
+        # The core requires a GRH on RoCE and a populated source GID.
+        "no_grh": "EINVAL", "empty_sgid": "ENODATA",
+        "flow_label_21_bits": "EINVAL",
+        "v4_sgid_v6_dgid": "EINVAL", "v6_sgid_v4_dgid": "EINVAL",
+        # A fresh context numbers its AHs from 1.
+        "ah_nums": [1, 2], "destroy": [0, 0],
+    }, r
+
+
+def test_ah_limit(bench):
+    """No more AHs than max_ah."""
+    sroce_only(bench)
+    a = bench.a
+    dev = attach(bench)
+    sgid4 = gid_index(a, dev, "0000:0000:0000:0000:0000:ffff:0a4d:0001")
+    r = verbs(a, dev, "ah-limit", sgid4, timeout=500)
+    assert r == {"created": MAX_AH, "error": "ENOMEM", "refill": "ok"}, r
+
+
+test_ah_limit.TIMEOUT = 600
