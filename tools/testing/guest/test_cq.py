@@ -153,3 +153,21 @@ def test_ten_thousand_create_destroy(bench):
 
 
 test_ten_thousand_create_destroy.TIMEOUT = 1000
+
+
+def test_completion_events_from_flushes(bench):
+    """Completions raise channel events only as the CQ was armed: none
+    for a solicited-only arm, one for a next-completion arm, none once
+    that arm is used up. Flushed receives are the completions."""
+    sroce_only(bench)
+    a = bench.a
+    dev = bench.attach(a, "sroce0")
+    out = json.loads(a.run(f"/usr/bin/python3 {VERBS}/cq_events.py {dev}",
+                           timeout=120).out.strip().splitlines()[-1])
+    flushed = 5	 # IBV_WC_WR_FLUSH_ERR
+    assert out == {
+        "solicited_only": {"event": False,
+                           "cqes": [[1, flushed], [2, flushed]]},
+        "next": {"event": True, "cqes": [[3, flushed]]},
+        "unarmed": {"event": False, "cqes": [[4, flushed]]},
+    }, out
