@@ -12,9 +12,16 @@ import re
 
 TIMEOUT = 900
 
-# Modules (or classes) whose every test passes or is skipped on sroce
-# today. test_cq.CQTest resizes a CQ under UD traffic: it needs MRs and QPs.
-MODULES = ["test_device", "test_pd", "test_cq.CQAPITest", "test_qp"]
+# Modules (and classes or tests of them) whose every test passes or is
+# skipped by pyverbs on sroce today. Left out until the RC transport
+# exists, because they move traffic: test_cq.CQTest (resizes a CQ under UD
+# traffic), test_cq_events, and the rest of test_mr.MRTest (its rereg
+# flows run traffic first).
+MODULES = [
+    "test_device", "test_pd", "test_addr", "test_cq.CQAPITest", "test_qp",
+    "test_mr.MRTest.test_reg_mr_bad_flags", "test_mr.MWTest",
+    "test_mr.DeviceMemoryAPITest", "test_mr.DmaBufMRTest",
+]
 
 PREP = r"""
 set -e
