@@ -87,3 +87,21 @@ def test_port_events(bench):
     out = a.run("cat /tmp/events").out
     events = re.findall(r"PORT_\w+", out)
     assert events == ["PORT_ERR", "PORT_ACTIVE"], out
+
+
+def test_installed_provider(bench):
+    """`make install` puts libsroce where libibverbs finds it without
+    RDMAV_DRIVERS; `make uninstall` takes it away again."""
+    sroce_only(bench)
+    a = bench.a
+    bench.attach(a, "sroce0")
+    plain = "env -u RDMAV_DRIVERS ibv_devices"
+    assert "sroce0" not in a.run(plain).out
+    a.run(f"make -s -C {bench.top}/tools/libsroce install", timeout=120)
+    out = a.run(plain).out
+    assert "sroce0" in out, out
+    a.run("test -f /etc/libibverbs.d/sroce.driver && "
+          "test -f /usr/lib/x86_64-linux-gnu/libibverbs/libsroce-rdmav34.so")
+    a.run(f"make -s -C {bench.top}/tools/libsroce uninstall", timeout=120)
+    a.run("test ! -e /etc/libibverbs.d/sroce.driver")
+    assert "sroce0" not in a.run(plain).out
