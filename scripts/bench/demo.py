@@ -47,6 +47,13 @@ def step_show(bench, devs):
         section(f"GID table of {dev} port 1", g.run(GID_TABLE.format(dev=dev)).out)
 
 
+def step_devinfo(bench, devs):
+    """What a verbs program sees, through the provider (libsroce or librxe)."""
+    g = bench.a
+    section(f"ibv_devinfo -d {devs[g.name]} (guest {g.name})",
+            g.run(f"ibv_devinfo -d {devs[g.name]}").out)
+
+
 def step_ping(bench, devs):
     print("=== ping a -> b across the link")
     print(bench.a.run(f"ping -c 3 -i 0.2 -W 2 {bench.b.ip}", timeout=30).out.rstrip())
@@ -60,7 +67,7 @@ def step_kmsg(bench, devs):
     print("=== kernel logs clean")
 
 
-STEPS = [step_attach, step_show, step_ping, step_kmsg]
+STEPS = [step_attach, step_show, step_devinfo, step_ping, step_kmsg]
 
 
 def main():
