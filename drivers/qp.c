@@ -381,9 +381,14 @@ static void sroce_qp_flush_wq(struct sroce_qp *qp, struct sroce_wq *wq,
 		struct sroce_send_wqe send;
 		struct sroce_recv_wqe recv;
 	} wqe;
-	int ret;
+	u32 budget = wq->q.slots;
+	int ret = 0;
 
-	while ((ret = sroce_wq_take(wq, &wqe, sizeof(wqe))) > 0) {
+	/*
+	 * At most one ring's worth: another thread of the process may keep
+	 * posting while we flush, and must not keep this call in the kernel.
+	 */
+	while (budget-- && (ret = sroce_wq_take(wq, &wqe, sizeof(wqe))) > 0) {
 		cqe.wr_id = send ? wqe.send.wr_id : wqe.recv.wr_id;
 		cqe.opcode = send ? sroce_send_wc_opcode(wqe.send.opcode) :
 				    IB_WC_RECV;
