@@ -234,6 +234,19 @@ err_count:
 	return err;
 }
 
+#ifdef SROCE_CREATE_CQ_TAKES_BUNDLE
+/*
+ * From 6.11 the core hands create_cq the whole uverbs bundle (NULL for a
+ * kernel CQ) instead of its driver data (see Kbuild).
+ */
+static int sroce_create_cq_bundle(struct ib_cq *ibcq,
+				  const struct ib_cq_init_attr *attr,
+				  struct uverbs_attr_bundle *attrs)
+{
+	return sroce_create_cq(ibcq, attr, attrs ? &attrs->driver_udata : NULL);
+}
+#endif
+
 /*
  * The core refuses to destroy a CQ that a QP still uses, so no producer
  * can be running: the ring goes (a mapped one once the process unmaps it).
@@ -413,7 +426,11 @@ static int sroce_req_notify_cq(struct ib_cq *ibcq,
 }
 
 const struct ib_device_ops sroce_cq_ops = {
+#ifdef SROCE_CREATE_CQ_TAKES_BUNDLE
+	.create_cq = sroce_create_cq_bundle,
+#else
 	.create_cq = sroce_create_cq,
+#endif
 	.destroy_cq = sroce_destroy_cq,
 	.poll_cq = sroce_poll_cq,
 	.req_notify_cq = sroce_req_notify_cq,
