@@ -8,6 +8,7 @@ each, joined through a QEMU stream socket; the host never talks to that link.
 """
 import atexit
 import ctypes
+import ipaddress
 import itertools
 import json
 import os
@@ -446,6 +447,25 @@ class Guest:
         for job in list(self._jobs):
             job.kill()
 
+    def gid_index(self, dev, addr=None, timeout=30):
+        """Index of the RoCE v2 GID for addr (default: this guest's IPv4
+        address) in port 1's table of dev, waiting for the RDMA core to add
+        it; AssertionError if it never comes as a RoCE v2 entry."""
+        ip = ipaddress.ip_address(addr or self.ip)
+        if ip.version == 4:
+            ip = ipaddress.IPv6Address(f"::ffff:{ip}")
+        gid = ip.exploded
+        base = f"/sys/class/infiniband/{dev}/ports/1"
+        self.wait_for(f"grep -qx {gid} {base}/gids/*", timeout=timeout)
+        out = self.run(f"cd {base} && for f in $(grep -lx {gid} gids/*); do "
+                       f"echo ${{f#gids/}} $(cat gid_attrs/types/${{f#gids/}}); "
+                       f"done").out
+        for line in out.splitlines():
+            idx, kind = line.split(" ", 1)
+            if kind == "RoCE v2":
+                return int(idx)
+        raise AssertionError(f"[{self.name}] no RoCE v2 GID {gid} on {dev}: {out}")
+
     def wait_for(self, cmd, timeout=30, interval=0.5):
         """Retry the shell condition cmd until it succeeds; return its Result.
         Raise TimeoutError with the last output if it never does in timeout s."""
@@ -521,6 +541,11 @@ class Bench:
 
     Skip = Skip
 
+    def only(self, driver, why):
+        """Skip the calling test, saying why, unless this run is for driver."""
+        if self.driver != driver:
+            raise Skip(why)
+
     def __init__(self, driver="sroce", logdir=None, top=TOP, log=print):
         if driver not in ("sroce", "rxe"):
             raise ValueError(f"driver must be sroce or rxe, not {driver!r}")
@@ -556,6 +581,12 @@ class Bench:
 
     def start(self, timeout=180):
         prepare_modules(self.top, self.log)
+        # What the guests run from the work tree besides the module.
+        for built in ("build/libsroce/libsroce-rdmav34.so",
+                      "build/tools/sroce-objects"):
+            if not os.path.exists(os.path.join(self.top, built)):
+                self.log(f"warning: {built} not found (run make): "
+                         "tests that need it will fail")
         self._boot(self.guests, timeout)
 
     def _boot(self, guests, timeout):

@@ -16,9 +16,7 @@ VERBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verbs")
 MAX_CQE = 65535
 
 
-def sroce_only(bench):
-    if bench.driver != "sroce":
-        raise bench.Skip("checks libsroce, which serves sroce devices only")
+SROCE_ONLY = "checks libsroce, which serves sroce devices only"
 
 
 def verbs(g, *args, timeout=120):
@@ -56,7 +54,7 @@ def cq_count(g, dev):
 
 
 def test_create_sizes_and_errors(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     out = verbs(a, dev, "sizes")
@@ -74,7 +72,7 @@ def test_create_sizes_and_errors(bench):
 
 
 def test_resize_up_and_down(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     out = verbs(a, dev, "resize")
@@ -96,7 +94,7 @@ def test_resize_up_and_down(bench):
 
 def test_completion_channel(bench):
     """CQs on a channel arm both ways without failing or raising events."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     out = verbs(a, dev, "channel")
@@ -109,7 +107,7 @@ def test_completion_channel(bench):
 
 
 def test_resource_tracking_shows_real_cqe(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     wanted = [1, 5, 100, 4097, MAX_CQE]
@@ -130,7 +128,7 @@ def test_resource_tracking_shows_real_cqe(bench):
 
 def test_process_exit_frees_cqs(bench):
     """A process that exits holding CQs leaves no CQ and no ring."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     out = verbs(a, dev, "abandon", 1, 300, MAX_CQE)
@@ -140,7 +138,7 @@ def test_process_exit_frees_cqs(bench):
 
 
 def test_ten_thousand_create_destroy(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     start = cq_count(a, dev)
@@ -159,7 +157,7 @@ def test_completion_events_from_flushes(bench):
     """Completions raise channel events only as the CQ was armed: none
     for a solicited-only arm, one for a next-completion arm, none once
     that arm is used up. Flushed receives are the completions."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     out = json.loads(a.run(f"/usr/bin/python3 {VERBS}/cq_events.py {dev}",

@@ -15,9 +15,7 @@ SYS = "/sys/class/infiniband"
 GUID_A = "5054:00ff:fe77:0001"
 
 
-def sroce_only(bench):
-    if bench.driver != "sroce":
-        raise bench.Skip("exercises sroce's own link type and error texts")
+SROCE_ONLY = "exercises sroce's own link type and error texts"
 
 
 def links(g):
@@ -75,7 +73,7 @@ def rdma_fails(g, cmd, text):
 
 
 def test_modinfo(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     out = bench.a.run("modinfo sroce").out
     fields = {}
     for line in out.splitlines():
@@ -93,7 +91,7 @@ def test_modinfo(bench):
 
 
 def test_add_autoloads_and_delete_removes(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("! grep -q '^sroce ' /proc/modules")
     a.run("rdma link add sroce0 type sroce netdev eth0")
@@ -115,7 +113,7 @@ def test_add_autoloads_and_delete_removes(bench):
 
 
 def test_port_reports_roce_v2(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     assert port(a, "sroce0", "link_layer") == "Ethernet"
@@ -135,7 +133,7 @@ def test_port_reports_roce_v2(bench):
 
 def test_port_follows_netdev(bench):
     """add -> down/up -> MTU change -> addresses come and go -> delete."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     wait_port(a, "sroce0", "4: ACTIVE", "5: LinkUp")
@@ -177,7 +175,7 @@ def test_port_follows_netdev(bench):
 
 def test_carrier_loss(bench):
     """Carrier off is a port down, but a physical state of 'polling'."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("modprobe dummy numdummies=0 && ip link add d0 type dummy && "
           "ip link set d0 up")
@@ -192,7 +190,7 @@ def test_carrier_loss(bench):
 
 
 def test_fifty_add_delete_cycles(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("ip link add v0 type veth peer name v1 && ip link set v0 up && "
           "ip link set v1 up")
@@ -213,7 +211,7 @@ def test_fifty_add_delete_cycles(bench):
 
 
 def test_rmmod_with_devices_present(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("ip link add v0 type veth peer name v1 && ip link set v0 up")
     bench.attach(a, "sroce0")
@@ -229,7 +227,7 @@ def test_rmmod_with_devices_present(bench):
 
 
 def test_netdev_removed(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("ip link add v0 type veth peer name v1")
     bench.attach(a, "sroce2", netdev="v0")
@@ -239,7 +237,7 @@ def test_netdev_removed(bench):
 
 
 def test_nic_module_unloaded(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("modprobe dummy numdummies=0 && ip link add d0 type dummy && "
           "ip link add d1 type dummy")
@@ -252,7 +250,7 @@ def test_nic_module_unloaded(bench):
 
 
 def test_bad_input(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     a.run("ip link add v0 type veth peer name v1")
@@ -299,7 +297,7 @@ def test_bad_input(bench):
 
 def test_both_guests(bench):
     """Both guests attach; each sees its own addresses as GIDs."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     for g, last in ((bench.a, "0001"), (bench.b, "0002")):
         bench.attach(g, "sroce0")
         wait_port(g, "sroce0", "4: ACTIVE", "5: LinkUp")

@@ -21,9 +21,7 @@ MAX_AH = 32767
 PAGE = 4096
 
 
-def sroce_only(bench):
-    if bench.driver != "sroce":
-        raise bench.Skip("checks sroce's own keys, limits and errnos")
+SROCE_ONLY = "checks sroce's own keys, limits and errnos"
 
 
 def verbs(g, dev, cmd, *args, prefix="", timeout=120):
@@ -36,18 +34,6 @@ def attach(bench):
     a = bench.attach(bench.a, "sroce0")
     bench.attach(bench.b, "sroce0")
     return a
-
-
-def gid_index(g, dev, gid):
-    """The index of a RoCE v2 GID in port 1's table, once it is there."""
-    base = f"{SYS}/{dev}/ports/1"
-    g.wait_for(f"grep -lx '{gid}' {base}/gids/*", timeout=30)
-    for path in g.run(f"grep -lx '{gid}' {base}/gids/*").out.split():
-        idx = path.rsplit("/", 1)[1]
-        kind = g.run(f"cat {base}/gid_attrs/types/{idx}", check=False)
-        if kind.ok and kind.out.strip() == "RoCE v2":
-            return int(idx)
-    raise AssertionError(f"no RoCE v2 GID {gid} on {dev}")
 
 
 def kmalloc_objs(g):
@@ -65,7 +51,7 @@ def kmalloc_objs(g):
 def test_mr_keys_and_access(bench):
     """Every size and legal access combination registers; keys are unique,
     lkey == rkey, and `rdma resource show mr` shows each with its length."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     dev = attach(bench)
     r = verbs(bench.a, dev, "keys")
     regs = r["regs"]
@@ -86,7 +72,7 @@ def test_mr_keys_and_access(bench):
 
 
 def test_mr_bad_arguments(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     dev = attach(bench)
     r = verbs(bench.a, dev, "errors")
     assert r == {
@@ -120,7 +106,7 @@ def test_mr_bad_arguments(bench):
 def test_mr_iova(bench):
     """reg_mr_iova: the iova is the MR's address on the wire; it may be
     anything with the buffer's page offset, as long as it does not wrap."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     dev = attach(bench)
     r = verbs(bench.a, dev, "iova")
     for name in ("other", "zero_page", "top"):
@@ -132,7 +118,7 @@ def test_mr_iova(bench):
 
 def test_mr_churn(bench):
     """10,000 register/deregister rounds leave nothing behind."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = attach(bench)
     verbs(a, dev, "churn", 100)
@@ -151,7 +137,7 @@ test_mr_churn.TIMEOUT = 600
 
 def test_mr_memlock(bench):
     """Without CAP_IPC_LOCK, RLIMIT_MEMLOCK bounds the pages pinned."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     dev = attach(bench)
     nocap = "setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock "
     r = verbs(bench.a, dev, "memlock",
@@ -167,7 +153,7 @@ def test_mr_memlock(bench):
 
 def test_mr_limit(bench):
     """No more MRs than max_mr; a freed slot can be used again."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     dev = attach(bench)
     r = verbs(bench.a, dev, "mr-limit", timeout=500)
     # Once the device serves kernel verbs, ib_alloc_pd() of the MAD layer
@@ -183,11 +169,11 @@ test_mr_limit.TIMEOUT = 600
 
 def test_ah(bench):
     """AHs to the peer's IPv4 and IPv6 addresses; RoCEv2's rules refused."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = attach(bench)
-    sgid4 = gid_index(a, dev, "0000:0000:0000:0000:0000:ffff:0a4d:0001")
-    sgid6 = gid_index(a, dev, "fd77:0000:0000:0000:0000:0000:0000:0001")
+    sgid4 = a.gid_index(dev)
+    sgid6 = a.gid_index(dev, a.ip6)
     r = verbs(a, dev, "ah", sgid4, sgid6)
     assert r == {
         "v4": "ok", "v6": "ok", "flow_label_max": "ok",
@@ -202,10 +188,10 @@ def test_ah(bench):
 
 def test_ah_limit(bench):
     """No more AHs than max_ah."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = attach(bench)
-    sgid4 = gid_index(a, dev, "0000:0000:0000:0000:0000:ffff:0a4d:0001")
+    sgid4 = a.gid_index(dev)
     r = verbs(a, dev, "ah-limit", sgid4, timeout=500)
     assert r == {"created": MAX_AH, "error": "ENOMEM", "refill": "ok"}, r
 

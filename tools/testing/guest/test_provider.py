@@ -9,9 +9,7 @@ in the build tree, as a user would before `make install`.
 import re
 
 
-def sroce_only(bench):
-    if bench.driver != "sroce":
-        raise bench.Skip("checks libsroce, which serves sroce devices only")
+SROCE_ONLY = "checks libsroce, which serves sroce devices only"
 
 
 def devinfo(g, dev):
@@ -26,7 +24,7 @@ def devinfo(g, dev):
 
 
 def test_ibv_devices(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     out = a.run("ibv_devices").out
@@ -35,7 +33,7 @@ def test_ibv_devices(bench):
 
 
 def test_ibv_devinfo(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     a.wait_for("grep -q ffff:0a4d:0001 /sys/class/infiniband/sroce0/ports/1/gids/*",
@@ -56,7 +54,7 @@ def test_ibv_devinfo(bench):
 
 
 def test_active_mtu_follows_netdev(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     for mtu, ib in ((9000, "4096 (5)"), (2200, "2048 (4)"),
@@ -70,7 +68,7 @@ def test_active_mtu_follows_netdev(bench):
 
 def test_port_events(bench):
     """Link down and up reach a verbs consumer as PORT_ERR, PORT_ACTIVE."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     watch = a.spawn("exec stdbuf -oL ibv_asyncwatch -d sroce0 > /tmp/events",
@@ -92,7 +90,7 @@ def test_port_events(bench):
 def test_installed_provider(bench):
     """`make install` puts libsroce where libibverbs finds it without
     RDMAV_DRIVERS; `make uninstall` takes it away again."""
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     plain = "env -u RDMAV_DRIVERS ibv_devices"

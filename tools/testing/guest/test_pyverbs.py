@@ -30,26 +30,11 @@ cd /tmp/pyverbs && gunzip -f *.py.gz
 """
 
 
-def gid_index(g, dev):
-    """Index of the port's RoCEv2 GID for the guest's IPv4 address."""
-    out = g.run(f"grep -l ffff:{ipv4_hex(g.ip)} "
-                f"/sys/class/infiniband/{dev}/ports/1/gids/*").out
-    return int(out.split()[0].rsplit("/", 1)[1])
-
-
-def ipv4_hex(ip):
-    a, b, c, d = (int(x) for x in ip.split("."))
-    return f"{a:02x}{b:02x}:{c:02x}{d:02x}"
-
-
 def test_pyverbs_objects(bench):
-    if bench.driver != "sroce":
-        raise bench.Skip("runs rdma-core's tests against sroce's provider")
+    bench.only("sroce", "runs rdma-core's tests against sroce's provider")
     a = bench.a
     bench.attach(a, "sroce0")
-    a.wait_for(f"grep -q ffff:{ipv4_hex(a.ip)} "
-               "/sys/class/infiniband/sroce0/ports/1/gids/*", timeout=30)
-    gid = gid_index(a, "sroce0")
+    gid = a.gid_index("sroce0")
     a.run(PREP)
     r = a.run(f"cd /tmp/pyverbs && /usr/bin/python3 run_tests.py --dev sroce0 "
               f"--port 1 --gid {gid} -v {' '.join(MODULES)}",

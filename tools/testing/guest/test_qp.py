@@ -14,7 +14,6 @@ import os
 
 VERBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verbs")
 SYS = "/sys/class/infiniband"
-A_GID = "0000:0000:0000:0000:0000:ffff:0a4d:0001"
 B_GID = "0000:0000:0000:0000:0000:ffff:0a4d:0002"
 
 # enum ibv_qp_state
@@ -24,28 +23,13 @@ WC_WR_FLUSH_ERR, WC_RECV = 5, 128
 TIMEOUT = 240
 
 
-def sroce_only(bench):
-    if bench.driver != "sroce":
-        raise bench.Skip("checks libsroce, which serves sroce devices only")
-
-
-def gid_index(g, dev, gid):
-    """Index of the RoCE v2 entry holding gid."""
-    g.wait_for(f"grep -qx '{gid}' {SYS}/{dev}/ports/1/gids/*", timeout=30)
-    base = f"{SYS}/{dev}/ports/1"
-    out = g.run(f"grep -lx '{gid}' {base}/gids/*").out.split()
-    for path in out:
-        idx = path.rsplit("/", 1)[1]
-        t = g.run(f"cat {base}/gid_attrs/types/{idx}").out.strip()
-        if t == "RoCE v2":
-            return int(idx)
-    raise AssertionError(f"no RoCE v2 GID {gid} on {dev}: {out}")
+SROCE_ONLY = "checks libsroce, which serves sroce devices only"
 
 
 def step(bench, name, timeout=120):
     a = bench.a
     dev = bench.attach(a, "sroce0")
-    idx = gid_index(a, dev, A_GID)
+    idx = a.gid_index(dev)
     # The core resolves the path's MAC through the neighbour table.
     a.run("ping -c 1 -W 5 10.77.0.2")
     out = a.run(f"/usr/bin/python3 {VERBS}/qp.py {dev} {idx} {B_GID} {name}",
@@ -56,7 +40,7 @@ def step(bench, name, timeout=120):
 
 
 def test_create_caps_and_errors(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "create")
     for kind in ("rc", "uc", "ud"):
         # Rings hold powers of two; a send entry is a multiple of 64 bytes
@@ -73,7 +57,7 @@ def test_create_caps_and_errors(bench):
 
 
 def test_state_walk(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "walk")
     walk = [RESET, INIT, RTR, RTS, SQD, RTS, ERR, RESET]
     assert r == {"rc": walk, "uc": walk, "ud": walk,
@@ -81,7 +65,7 @@ def test_state_walk(bench):
 
 
 def test_illegal_transitions(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "illegal")
     r.pop("_gid_index")
     inval = errno.EINVAL
@@ -106,7 +90,7 @@ def test_illegal_transitions(bench):
 
 
 def test_query_returns_what_was_set(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "query")
     assert 2 <= r["qp_num"] <= 0xffffff, r
     expect = {
@@ -127,7 +111,7 @@ def test_query_returns_what_was_set(bench):
 
 
 def test_flush_on_error(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "flush")
     qpn = r["qp_num"]
     assert r["reset_post"] == errno.EINVAL, r
@@ -142,7 +126,7 @@ def test_flush_on_error(bench):
 
 
 def test_srq(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "srq")
     assert r["created"] == [128, 2, 10], r
     assert r["armed"] == [128, 2, 50], r
@@ -161,7 +145,7 @@ def test_srq(bench):
 
 
 def test_resource_tracking(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "restrack")
     rows = {row["lqpn"]: row for row in r["rows"]}
     assert sorted(rows) == sorted(r["qpns"].values()), r
@@ -177,7 +161,7 @@ def test_resource_tracking(bench):
 
 
 def test_create_destroy_churn(bench):
-    sroce_only(bench)
+    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "churn", timeout=900)
     assert r["bad"] == 0 and r["repeats"] == 0, r
     assert r["start"] == r["end"], r
