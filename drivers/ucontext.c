@@ -26,9 +26,22 @@ static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * The device is going away while a process still has it open. By now the
+ * core has destroyed the process's objects through their own destroy
+ * verbs, so nothing is left to detach; what providing the verb changes is
+ * that unregistration (rdma link delete, the netdev vanishing, rmmod) no
+ * longer waits for the process to close the device. Rings it still maps
+ * stay valid memory, their pages held by the mapping, read by no one.
+ */
+static void sroce_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 const struct ib_device_ops sroce_ucontext_ops = {
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.mmap = sroce_mmap,
 	.mmap_free = sroce_mmap_free,
 

@@ -7,6 +7,7 @@ on any kernel warning in either guest, so "no oops, no leak warning" is
 checked for each of them too.
 """
 
+import json
 import re
 
 SYS = "/sys/class/infiniband"
@@ -302,3 +303,39 @@ def test_both_guests(bench):
         bench.attach(g, "sroce0")
         wait_port(g, "sroce0", "4: ACTIVE", "5: LinkUp")
         wait_gid(g, "sroce0", f"0000:0000:0000:0000:0000:ffff:0a4d:{last}")
+
+
+def removal_with_holder(bench, netdev, remove, timeout=60):
+    """Take the device away (remove) while a process holds it open with
+    live objects: removal must not wait for the process, and the process
+    gets EIO afterwards, then exits cleanly."""
+    a = bench.a
+    bench.attach(a, "sroce5", netdev=netdev)
+    verbs = f"{bench.top}/tools/testing/guest/verbs"
+    a.run("rm -f /tmp/held /tmp/go")
+    holder = a.spawn(f"/usr/bin/python3 {verbs}/hold.py sroce5 /tmp/held /tmp/go",
+                     timeout=180)
+    a.wait_for("test -e /tmp/held", timeout=60)
+    a.run(remove, timeout=timeout)
+    a.wait_for(f"test ! -e {SYS}/sroce5", timeout=30)
+    assert ("sroce5", netdev) not in links(a)
+    a.run("touch /tmp/go")
+    out = holder.wait(timeout=60).out
+    res = json.loads(out.strip().splitlines()[-1])
+    assert res["alloc_pd_after"] == res["eio"], res
+
+
+def test_delete_while_a_process_holds_the_device(bench):
+    bench.only("sroce", SROCE_ONLY)
+    removal_with_holder(bench, "eth0", "rdma link delete sroce5")
+
+
+def test_netdev_removed_while_a_process_holds_the_device(bench):
+    bench.only("sroce", SROCE_ONLY)
+    bench.a.run("ip link add v0 type veth peer name v1")
+    removal_with_holder(bench, "v0", "ip link del v0")
+
+
+def test_rmmod_while_a_process_holds_the_device(bench):
+    bench.only("sroce", SROCE_ONLY)
+    removal_with_holder(bench, "eth0", "rmmod sroce")
