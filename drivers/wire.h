@@ -1,16 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The RoCEv2 wire format (IBTA vol. 1 ch. 9 and Annex A17): the single
- * home of every on-the-wire size and layout sroce uses.
+ * home of every on-the-wire size, layout and opcode sroce uses.
  */
 #ifndef SROCE_WIRE_H
 #define SROCE_WIRE_H
 
+#include <linux/bits.h>
 #include <linux/ipv6.h>
+#include <linux/types.h>
 #include <linux/udp.h>
 
 /* IANA-assigned UDP destination port of RoCEv2 (A17.2.2). */
 #define SROCE_UDP_PORT		4791
+
+/*
+ * Source ports are spread over the dynamic range by QP (A17.2.2 leaves the
+ * choice to the sender; entropy here lets ECMP fabrics spread flows).
+ */
+#define SROCE_UDP_SPORT_MIN	0xc000
 
 /* Base and extended transport header sizes, in bytes (IBTA 9.2, 9.3). */
 #define SROCE_BTH_BYTES		12
@@ -33,5 +41,133 @@
 #define SROCE_MAX_OVERHEAD	(sizeof(struct ipv6hdr) + sizeof(struct udphdr) + \
 				 SROCE_BTH_BYTES + SROCE_RETH_BYTES +	   \
 				 SROCE_IMMDT_BYTES + SROCE_ICRC_BYTES)
+
+/**
+ * struct sroce_bth - base transport header (IBTA 9.2)
+ * @opcode: transport (bits 7-5) and operation (bits 4-0)
+ * @flags: SE (bit 7), MigReq (bit 6), PadCnt (bits 5-4), TVer (bits 3-0)
+ * @pkey: partition key
+ * @qpn: 8 reserved bits (byte 4, "resv8a", masked to ones in the ICRC),
+ *	 then the 24-bit destination QP
+ * @apsn: AckReq (bit 31), 7 reserved bits, the 24-bit PSN
+ */
+struct sroce_bth {
+	u8 opcode;
+	u8 flags;
+	__be16 pkey;
+	__be32 qpn;
+	__be32 apsn;
+};
+
+#define SROCE_BTH_SE		BIT(7)
+#define SROCE_BTH_MIG		BIT(6)
+#define SROCE_BTH_PAD_SHIFT	4
+#define SROCE_BTH_PAD_MASK	(3 << SROCE_BTH_PAD_SHIFT)
+#define SROCE_BTH_TVER_MASK	0x0f
+#define SROCE_BTH_ACKREQ	BIT(31)
+#define SROCE_BTH_QPN_MASK	0x00ffffff
+#define SROCE_BTH_PSN_MASK	0x00ffffff
+
+/* The default partition key: full membership of the default partition. */
+#define SROCE_DEFAULT_PKEY	0xffff
+
+/* RDMA extended transport header (9.3.3): RDMA Write, RDMA Read request. */
+struct sroce_reth {
+	__be64 va;
+	__be32 rkey;
+	__be32 len;
+} __packed;
+
+/* ACK extended transport header (9.3.5): syndrome (8 bits) and MSN (24). */
+struct sroce_aeth {
+	__be32 smsn;
+};
+
+#define SROCE_AETH_SYN_SHIFT	24
+#define SROCE_AETH_MSN_MASK	0x00ffffff
+
+/*
+ * The syndrome's top bits say what an AETH is (9.7.5.2.1, table 43): an
+ * ACK carrying a credit count, an RNR NAK carrying a timer, or a NAK
+ * carrying one of the codes below in the low five bits.
+ */
+#define SROCE_SYN_TYPE_MASK	0x60
+#define SROCE_SYN_ACK		0x00
+#define SROCE_SYN_RNR_NAK	0x20
+#define SROCE_SYN_NAK		0x60
+#define SROCE_SYN_VALUE_MASK	0x1f
+
+/* "Invalid credit count" (9.7.7.2.5): an ACK that grants no credits. */
+#define SROCE_SYN_NO_CREDITS	0x1f
+
+enum sroce_nak_code {
+	SROCE_NAK_PSN_SEQ	= 0,
+	SROCE_NAK_INVALID_REQ	= 1,
+	SROCE_NAK_REMOTE_ACCESS	= 2,
+	SROCE_NAK_REMOTE_OP	= 3,
+	SROCE_NAK_INVALID_RD	= 4,
+};
+
+/* Atomic extended transport header (9.3.4): 28 bytes, unaligned fields. */
+struct sroce_atomic_eth {
+	__be64 va;
+	__be32 rkey;
+	__be64 swap_add;
+	__be64 compare;
+} __packed;
+
+/* Atomic acknowledge extended transport header (9.3.6). */
+struct sroce_atomic_ack_eth {
+	__be64 orig;
+} __packed;
+
+/* Datagram extended transport header (9.3.2). */
+struct sroce_deth {
+	__be32 qkey;
+	__be32 sqp;	/* 8 reserved bits, then the source QP */
+};
+
+/*
+ * Opcodes (9.2, table 38): the transport in bits 7-5, the operation in
+ * bits 4-0. RC and UC share operation numbers; UD has two sends.
+ */
+#define SROCE_TRANSPORT_RC	0x00
+#define SROCE_TRANSPORT_UC	0x20
+#define SROCE_TRANSPORT_RD	0x40
+#define SROCE_TRANSPORT_UD	0x60
+#define SROCE_TRANSPORT_CNP	0x80
+#define SROCE_TRANSPORT_MASK	0xe0
+
+enum sroce_op {
+	SROCE_OP_SEND_FIRST		= 0x00,
+	SROCE_OP_SEND_MIDDLE		= 0x01,
+	SROCE_OP_SEND_LAST		= 0x02,
+	SROCE_OP_SEND_LAST_IMM		= 0x03,
+	SROCE_OP_SEND_ONLY		= 0x04,
+	SROCE_OP_SEND_ONLY_IMM		= 0x05,
+	SROCE_OP_WRITE_FIRST		= 0x06,
+	SROCE_OP_WRITE_MIDDLE		= 0x07,
+	SROCE_OP_WRITE_LAST		= 0x08,
+	SROCE_OP_WRITE_LAST_IMM		= 0x09,
+	SROCE_OP_WRITE_ONLY		= 0x0a,
+	SROCE_OP_WRITE_ONLY_IMM		= 0x0b,
+	SROCE_OP_READ_REQ		= 0x0c,
+	SROCE_OP_READ_RESP_FIRST	= 0x0d,
+	SROCE_OP_READ_RESP_MIDDLE	= 0x0e,
+	SROCE_OP_READ_RESP_LAST		= 0x0f,
+	SROCE_OP_READ_RESP_ONLY		= 0x10,
+	SROCE_OP_ACK			= 0x11,
+	SROCE_OP_ATOMIC_ACK		= 0x12,
+	SROCE_OP_CMP_SWAP		= 0x13,
+	SROCE_OP_FETCH_ADD		= 0x14,
+	SROCE_OP_SEND_LAST_INV		= 0x16,
+	SROCE_OP_SEND_ONLY_INV		= 0x17,
+};
+
+/* Payload is padded to a multiple of four bytes (9.2: PadCnt). */
+static inline unsigned int sroce_pad(unsigned int payload)
+{
+	return -payload & 3;
+}
 
 #endif /* SROCE_WIRE_H */

@@ -60,6 +60,17 @@ struct sroce_queue_hdr {
 #define SROCE_QUEUE_F_ARM_NEXT		(1U << 0)
 #define SROCE_QUEUE_F_ARM_SOLICITED	(1U << 1)
 
+/*
+ * Send queue only, written by the kernel: the kernel has stopped reading
+ * the queue because it found it empty, and reads it again only when rung
+ * (an empty IB_USER_VERBS_CMD_POST_SEND). The kernel sets the flag, then
+ * looks at prod once more; the provider publishes prod, then looks at the
+ * flag; each with a full barrier in between, so one of them always sees
+ * the other's store and no posted entry is left unread. While the flag is
+ * clear, posting needs no system call.
+ */
+#define SROCE_QUEUE_F_DOORBELL		(1U << 2)
+
 /* Where to mmap() a queue: the offset to pass and the length to map. */
 struct sroce_mmap_info {
 	__aligned_u64 offset;

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-device counters, read with `rdma statistic show`: every packet that
+ * is dropped is counted under the reason it was dropped for.
+ */
+#ifndef SROCE_COUNTERS_H
+#define SROCE_COUNTERS_H
+
+#include <linux/percpu.h>
+#include <rdma/ib_verbs.h>
+
+enum sroce_counter {
+	SROCE_CNT_RX_PACKETS,
+	SROCE_CNT_TX_PACKETS,
+	SROCE_CNT_RX_BAD_HEADER,	/* IP/UDP/BTH/extended header malformed */
+	SROCE_CNT_RX_BAD_ICRC,
+	SROCE_CNT_RX_NO_QP,		/* no such QP, or wrong type/state */
+	SROCE_CNT_RX_BAD_PKEY,
+	SROCE_CNT_RX_BAD_QKEY,
+	SROCE_CNT_RX_DUPLICATE,		/* duplicate request, re-answered */
+	SROCE_CNT_RX_OUT_OF_SEQ,	/* PSN sequence error */
+	SROCE_CNT_RX_DROPPED,		/* dropped by the transport (UC loss, ...) */
+	SROCE_CNT_TX_DROPPED,		/* the netdev refused it */
+	SROCE_CNT_RETRANSMITS,		/* retransmit timer or NAK went back */
+	SROCE_CNT_RETRY_EXCEEDED,
+	SROCE_CNT_RNR_NAK_SENT,
+	SROCE_CNT_RNR_NAK_RECEIVED,
+	SROCE_CNT_RNR_RETRY_EXCEEDED,
+	SROCE_CNT_NAK_SENT,		/* every NAK but RNR */
+	SROCE_CNT_NAK_RECEIVED,
+	SROCE_CNT_ACK_SENT,
+	SROCE_CNT_LOOPBACK,		/* sent to ourselves without the wire */
+	SROCE_CNT_TX_ZEROCOPY,		/* sent with payload in MR page frags */
+	SROCE_NUM_COUNTERS,
+};
+
+struct sroce_dev;
+
+void sroce_count(struct sroce_dev *sdev, enum sroce_counter c);
+void sroce_count_add(struct sroce_dev *sdev, enum sroce_counter c, u64 n);
+
+extern const struct ib_device_ops sroce_counters_ops;
+
+#endif /* SROCE_COUNTERS_H */

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The netdev layer: RoCEv2 frames are claimed from the attached netdev
+ * before the IP stack sees them and are sent with dev_queue_xmit(), with
+ * no socket anywhere.
+ */
+#ifndef SROCE_NET_H
+#define SROCE_NET_H
+
+#include <linux/skbuff.h>
+
+struct sroce_av;
+struct sroce_dev;
+struct sroce_pkt;
+
+int sroce_net_attach(struct sroce_dev *sdev);
+void sroce_net_detach(struct sroce_dev *sdev);
+
+struct sk_buff *sroce_net_alloc(struct sroce_dev *sdev,
+				const struct sroce_av *av,
+				unsigned int len, gfp_t gfp);
+int sroce_net_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
+		   struct sk_buff *skb, u16 sport);
+
+/* Implemented by the transport: a checked packet for this device. */
+void sroce_rx(struct sroce_dev *sdev, struct sroce_pkt *pkt);
+
+#endif /* SROCE_NET_H */
