@@ -17,6 +17,7 @@
 #include "pd.h"
 #include "port.h"
 #include "qp.h"
+#include "req.h"
 #include "srq.h"
 #include "ucontext.h"
 
@@ -96,6 +97,7 @@ static const struct ib_device_ops *const sroce_verbs[] = {
 	&sroce_pd_ops,
 	&sroce_cq_ops,
 	&sroce_qp_ops,
+	&sroce_req_ops,
 	&sroce_srq_ops,
 	&sroce_mr_ops,
 	&sroce_ah_ops,

@@ -32,6 +32,13 @@ enum sroce_limits {
 	SROCE_LOCAL_CA_ACK_DELAY = 15,
 };
 
+/*
+ * The shortest retransmit timeout used, whatever a QP's timeout asks: a
+ * software device's ACKs can be late by a scheduling delay, and a timeout
+ * shorter than that only resends what was never lost.
+ */
+#define SROCE_MIN_ACK_TIMEOUT_MS	10
+
 /* The largest message IBTA allows (9.7.1: the DMA length is 31 bits). */
 #define SROCE_MAX_MSG_SZ	BIT(31)
 

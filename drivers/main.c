@@ -4,18 +4,32 @@
  * netdev.
  */
 #include <linux/module.h>
+#include <linux/workqueue.h>
 
 #include "device.h"
 #include "link.h"
 #include "netdev.h"
+#include "qp.h"
+
+/*
+ * Where QPs send what their posting context or softirq left over, and
+ * flush after errors: per CPU, so that a QP's work runs where it was
+ * queued, near its data; high priority, as it is latency that waits.
+ */
+struct workqueue_struct *sroce_wq;
 
 static int __init sroce_init(void)
 {
 	int err;
 
+	sroce_wq = alloc_workqueue("sroce", WQ_HIGHPRI, 0);
+	if (!sroce_wq)
+		return -ENOMEM;
 	err = sroce_netdev_init();
-	if (err)
+	if (err) {
+		destroy_workqueue(sroce_wq);
 		return err;
+	}
 	sroce_link_register();
 	return 0;
 }
@@ -29,6 +43,7 @@ static void __exit sroce_exit(void)
 	sroce_link_unregister();
 	sroce_dev_unregister_all();
 	sroce_netdev_exit();
+	destroy_workqueue(sroce_wq);
 }
 
 module_init(sroce_init);

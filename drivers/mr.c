@@ -3,6 +3,7 @@
  * Memory regions: registration, their keys, and the lookup and access
  * check the data path uses to turn a key and an address into memory.
  */
+#include <linux/highmem.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
@@ -180,6 +181,7 @@ static struct sroce_mr *sroce_mr_alloc(struct ib_pd *ibpd, int access)
 
 static void sroce_mr_free(struct sroce_mr *mr)
 {
+	kvfree(mr->pages);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kfree_rcu(mr, rcu);
@@ -210,6 +212,151 @@ static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 		return ERR_PTR(err);
 	}
 	return &mr->ibmr;
+}
+
+/*
+ * The data path turns an address into a page by arithmetic: list the
+ * umem's pages once, at registration.
+ */
+static int sroce_mr_list_pages(struct sroce_mr *mr)
+{
+	struct ib_umem *umem = mr->umem;
+	struct sg_page_iter it;
+	unsigned long i = 0;
+
+	mr->npages = ib_umem_num_pages(umem);
+	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages),
+				   GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (WARN_ON_ONCE(i >= mr->npages))
+			return -EFAULT;
+		mr->pages[i++] = sg_page_iter_page(&it);
+	}
+	mr->page_off = ib_umem_offset(umem);
+	return i == mr->npages ? 0 : -EFAULT;
+}
+
+/**
+ * sroce_mr_page() - the page an address of a user MR is in
+ * @mr: a user MR
+ * @iova: an address sroce_mr_check() accepted for @mr
+ * @off: where @iova is in the page
+ *
+ * Context: any.
+ * Return: the page; the bytes from @off to the page's end are the MR's.
+ */
+struct page *sroce_mr_page(const struct sroce_mr *mr, u64 iova,
+			   unsigned int *off)
+{
+	u64 pos = iova - mr->iova + mr->page_off;
+
+	*off = offset_in_page(pos);
+	return mr->pages[pos >> PAGE_SHIFT];
+}
+
+/**
+ * sroce_mr_copy_from() - copy bytes out of an MR
+ * @mr: the MR
+ * @iova: first byte, checked with sroce_mr_check()
+ * @dst: where the bytes go
+ * @len: bytes to copy
+ *
+ * Context: any.
+ */
+void sroce_mr_copy_from(const struct sroce_mr *mr, u64 iova, void *dst,
+			u32 len)
+{
+	unsigned int off, n;
+	struct page *page;
+	void *va;
+
+	if (!mr->umem) {
+		memcpy(dst, (void *)(uintptr_t)iova, len);
+		return;
+	}
+	while (len) {
+		page = sroce_mr_page(mr, iova, &off);
+		n = min_t(u32, len, PAGE_SIZE - off);
+		va = kmap_local_page(page);
+		memcpy(dst, va + off, n);
+		kunmap_local(va);
+		dst += n;
+		iova += n;
+		len -= n;
+	}
+}
+
+/**
+ * sroce_mr_copy_to() - copy bytes into an MR
+ * @mr: the MR
+ * @iova: first byte, checked with sroce_mr_check()
+ * @src: the bytes
+ * @len: bytes to copy
+ *
+ * Context: any.
+ */
+void sroce_mr_copy_to(const struct sroce_mr *mr, u64 iova, const void *src,
+		      u32 len)
+{
+	unsigned int off, n;
+	struct page *page;
+	void *va;
+
+	if (!mr->umem) {
+		memcpy((void *)(uintptr_t)iova, src, len);
+		return;
+	}
+	while (len) {
+		page = sroce_mr_page(mr, iova, &off);
+		n = min_t(u32, len, PAGE_SIZE - off);
+		va = kmap_local_page(page);
+		memcpy(va + off, src, n);
+		kunmap_local(va);
+		src += n;
+		iova += n;
+		len -= n;
+	}
+}
+
+/**
+ * sroce_mr_copy_from_skb() - copy received payload into an MR
+ * @mr: the MR
+ * @iova: first byte written, checked with sroce_mr_check()
+ * @skb: the packet
+ * @offset: where the bytes are in @skb, from skb->data
+ * @len: bytes to copy
+ *
+ * The one copy on receive: from the packet straight into the pages the
+ * application registered.
+ *
+ * Context: any.
+ * Return: 0, or -EFAULT when @skb is shorter than it said.
+ */
+int sroce_mr_copy_from_skb(const struct sroce_mr *mr, u64 iova,
+			   const struct sk_buff *skb, int offset, u32 len)
+{
+	unsigned int off, n;
+	struct page *page;
+	void *va;
+	int err;
+
+	if (!mr->umem)
+		return skb_copy_bits(skb, offset, (void *)(uintptr_t)iova, len);
+	while (len) {
+		page = sroce_mr_page(mr, iova, &off);
+		n = min_t(u32, len, PAGE_SIZE - off);
+		va = kmap_local_page(page);
+		err = skb_copy_bits(skb, offset, va + off, n);
+		kunmap_local(va);
+		if (err)
+			return err;
+		offset += n;
+		iova += n;
+		len -= n;
+	}
+	return 0;
 }
 
 /* Refuse what cannot be pinned or addressed before pinning anything. */
@@ -259,13 +406,19 @@ static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	mr->iova = iova;
 	mr->length = length;
 
+	err = sroce_mr_list_pages(mr);
+	if (err)
+		goto err_free;
 	err = sroce_mr_table_add(&sdev->mrs, mr);
-	if (err) {
-		ib_umem_release(umem);
-		kfree(mr);
-		return ERR_PTR(err);
-	}
+	if (err)
+		goto err_free;
 	return &mr->ibmr;
+
+err_free:
+	kvfree(mr->pages);
+	ib_umem_release(umem);
+	kfree(mr);
+	return ERR_PTR(err);
 }
 
 static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)

@@ -4,6 +4,7 @@
 
 #include <linux/completion.h>
 #include <linux/rcupdate.h>
+#include <linux/skbuff.h>
 #include <linux/refcount.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
@@ -60,6 +61,10 @@ struct sroce_mr_table {
  * @length: bytes covered from @iova
  * @access: the IB_ACCESS_* bits granted (local read is always allowed)
  * @key: the lkey and rkey
+ * @pages: the pinned pages of @umem, in order, so that an address turns
+ *	   into a page by an index instead of a walk of the umem's table
+ * @npages: entries in @pages
+ * @page_off: where @iova sits in @pages[0]
  * @ref: the table's reference plus one per sroce_mr_get() caller
  * @done: completed when @ref drops to zero, which deregistration awaits
  * @rcu: frees the MR after lookups that may still see it have finished
@@ -72,6 +77,9 @@ struct sroce_mr {
 	u64 length;
 	u32 access;
 	u32 key;
+	struct page **pages;
+	unsigned long npages;
+	unsigned int page_off;
 	refcount_t ref;
 	struct completion done;
 	struct rcu_head rcu;
@@ -92,6 +100,15 @@ void sroce_mr_put(struct sroce_mr *mr);
 int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
 		   u64 iova, u64 length, u32 access);
 int sroce_mr_check_access_flags(int access);
+
+struct page *sroce_mr_page(const struct sroce_mr *mr, u64 iova,
+			   unsigned int *off);
+void sroce_mr_copy_from(const struct sroce_mr *mr, u64 iova, void *dst,
+			u32 len);
+void sroce_mr_copy_to(const struct sroce_mr *mr, u64 iova, const void *src,
+		      u32 len);
+int sroce_mr_copy_from_skb(const struct sroce_mr *mr, u64 iova,
+			   const struct sk_buff *skb, int offset, u32 len);
 
 extern const struct ib_device_ops sroce_mr_ops;
 

@@ -13,7 +13,12 @@
 #include "cq.h"
 #include "device.h"
 #include "limits.h"
+#include "msg.h"
 #include "qp.h"
+#include "req.h"
+#include "resp.h"
+#include "srq.h"
+#include "ucontext.h"
 
 /* Send queue entries start on a cache line (see struct sroce_send_wqe). */
 #define SROCE_SEND_WQE_ALIGN	64
@@ -97,7 +102,7 @@ int sroce_qp_size(struct ib_qp_cap *cap, bool has_srq,
  * sroce_qpn_alloc() - give a QP its number
  * @xa: the device's QPs, an allocating xarray
  * @next: the device's cyclic cursor
- * @qp: the QP to file under the number
+ * @entry: what to file under the number
  * @qpn: the number
  *
  * Numbers are 24 bits and never 0 or 1, which name QP0 and QP1 on every
@@ -107,12 +112,11 @@ int sroce_qp_size(struct ib_qp_cap *cap, bool has_srq,
  *
  * Return: 0, or -ENOMEM when every number is taken.
  */
-int sroce_qpn_alloc(struct xarray *xa, u32 *next, struct sroce_qp *qp,
-		    u32 *qpn)
+int sroce_qpn_alloc(struct xarray *xa, u32 *next, void *entry, u32 *qpn)
 {
 	int ret;
 
-	ret = xa_alloc_cyclic(xa, qpn, qp, XA_LIMIT(2, SROCE_24BIT_MAX),
+	ret = xa_alloc_cyclic(xa, qpn, entry, XA_LIMIT(2, SROCE_24BIT_MAX),
 			      next, GFP_KERNEL);
 	if (ret == -EBUSY)
 		return -ENOMEM;
@@ -190,6 +194,82 @@ static int sroce_qp_share_rings(struct sroce_qp *qp, struct ib_udata *udata)
 	return ib_copy_to_udata(udata, &resp, sizeof(resp));
 }
 
+/* After this no packet can find @qp, and none that did still holds it. */
+static void sroce_qp_unpublish(struct sroce_dev *sdev, struct sroce_qp *qp)
+{
+	xa_erase(&sdev->qps, qp->ibqp.qp_num);
+	sroce_qp_put(qp);
+	wait_for_completion(&qp->ref->done);
+}
+
+/**
+ * sroce_qp_get() - the QP a packet is for, referenced
+ * @sdev: the device
+ * @qpn: any 24-bit number
+ *
+ * Context: any.
+ * Return: the QP, to be put with sroce_qp_put(), or NULL.
+ */
+struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
+{
+	struct sroce_qp_ref *ref;
+	struct sroce_qp *qp = NULL;
+
+	rcu_read_lock();
+	ref = xa_load(&sdev->qps, qpn);
+	if (ref && refcount_inc_not_zero(&ref->count))
+		qp = ref->qp;
+	rcu_read_unlock();
+	return qp;
+}
+
+/* The data path's half of a new QP; undone by sroce_qp_fini_runtime(). */
+static int sroce_qp_init_runtime(struct sroce_qp *qp, struct ib_udata *udata,
+				 const struct sroce_qp_shape *shape)
+{
+	u32 rwqe_bytes = qp->ibqp.srq ? to_ssrq(qp->ibqp.srq)->wq.q.stride :
+			 shape->rq_stride;
+	int err;
+
+	qp->uc = to_suc(rdma_udata_to_uverbs_attr_bundle(udata)->context);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	INIT_WORK(&qp->err_work, sroce_qp_err_work);
+	qp->ref = kzalloc(sizeof(*qp->ref), GFP_KERNEL);
+	if (!qp->ref)
+		return -ENOMEM;
+	qp->ref->qp = qp;
+	refcount_set(&qp->ref->count, 1);
+	init_completion(&qp->ref->done);
+	err = sroce_req_init(qp);
+	if (err)
+		goto err_ref;
+	err = sroce_resp_init(qp, rwqe_bytes);
+	if (err)
+		goto err_req;
+	err = sroce_resp_set_res(qp, 1);
+	if (err)
+		goto err_resp;
+	sroce_req_reset(qp);
+	return 0;
+
+err_resp:
+	sroce_resp_fini(qp);
+err_req:
+	sroce_req_fini(qp);
+err_ref:
+	kfree(qp->ref);
+	return err;
+}
+
+static void sroce_qp_fini_runtime(struct sroce_qp *qp)
+{
+	sroce_req_fini(qp);
+	sroce_resp_fini(qp);
+	cancel_work_sync(&qp->err_work);
+	kfree_rcu(qp->ref, rcu);
+}
+
 static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			   struct ib_udata *udata)
 {
@@ -215,20 +295,28 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->attr.qp_state = IB_QPS_RESET;
 	qp->attr.cur_qp_state = IB_QPS_RESET;
 	qp->attr.path_mig_state = IB_MIG_MIGRATED;
+	qp->state = IB_QPS_RESET;
 	err = sroce_qp_init_rings(qp, &shape);
 	if (err)
 		goto err_count;
-	err = sroce_qpn_alloc(&sdev->qps, &sdev->next_qpn, qp,
-			      &ibqp->qp_num);
+	err = sroce_qp_init_runtime(qp, udata, &shape);
 	if (err)
 		goto err_rings;
+	/* Published last: from here on packets can find the QP. */
+	err = sroce_qpn_alloc(&sdev->qps, &sdev->next_qpn, qp->ref,
+			      &ibqp->qp_num);
+	if (err)
+		goto err_runtime;
+	qp->sport = rdma_get_udp_sport(0, ibqp->qp_num, 0);
 	err = sroce_qp_share_rings(qp, udata);
 	if (err)
 		goto err_qpn;
 	return 0;
 
 err_qpn:
-	xa_erase(&sdev->qps, ibqp->qp_num);
+	sroce_qp_unpublish(sdev, qp);
+err_runtime:
+	sroce_qp_fini_runtime(qp);
 err_rings:
 	sroce_qp_free_rings(qp);
 err_count:
@@ -340,31 +428,6 @@ static void sroce_qp_apply(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 		sroce_av_set(&qp->av, &attr->ah_attr);
 }
 
-/* The completion opcode (enum ib_wc_opcode) for a send WQE's opcode. */
-static u32 sroce_send_wc_opcode(u32 wr_opcode)
-{
-	switch (wr_opcode) {
-	case IB_UVERBS_WR_RDMA_WRITE:
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return IB_WC_RDMA_WRITE;
-	case IB_UVERBS_WR_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		return IB_WC_COMP_SWAP;
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_WC_FETCH_ADD;
-	case IB_UVERBS_WR_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	case IB_UVERBS_WR_BIND_MW:
-		return IB_WC_BIND_MW;
-	default:
-		/* Sends, and anything garbled: the opcode of a flushed WQE is
-		 * only advisory (IBTA 11.4.2.1).
-		 */
-		return IB_WC_SEND;
-	}
-}
-
 /*
  * Completes every entry of @wq with a flush error on @ibcq. Both WQE kinds
  * start with wr_id, so one header buffer serves.
@@ -390,7 +453,7 @@ static void sroce_qp_flush_wq(struct sroce_qp *qp, struct sroce_wq *wq,
 	 */
 	while (budget-- && (ret = sroce_wq_take(wq, &wqe, sizeof(wqe))) > 0) {
 		cqe.wr_id = send ? wqe.send.wr_id : wqe.recv.wr_id;
-		cqe.opcode = send ? sroce_send_wc_opcode(wqe.send.opcode) :
+		cqe.opcode = send ? sroce_msg_wc_opcode(wqe.send.opcode) :
 				    IB_WC_RECV;
 		/*
 		 * A full CQ loses the completion and reports its own overrun;
@@ -405,15 +468,76 @@ static void sroce_qp_flush_wq(struct sroce_qp *qp, struct sroce_wq *wq,
 				       send ? "send" : "receive");
 }
 
-/* An SRQ's WQEs belong to the SRQ: a QP's error does not flush them. */
-static void sroce_qp_flush(struct sroce_qp *qp)
+/* The state the data path sees; both halves agree under both locks. */
+static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 {
-	sroce_qp_flush_wq(qp, &qp->sq, qp->ibqp.send_cq, true);
-	if (!qp->ibqp.srq)
-		sroce_qp_flush_wq(qp, &qp->rq, qp->ibqp.recv_cq, false);
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	WRITE_ONCE(qp->state, state);
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->sq_lock);
 }
 
-static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
+/*
+ * Completes every WQE still queued with a flush error. The requester and
+ * the responder may be running in softirq on another CPU: each ring is
+ * flushed under its half's lock. An SRQ's WQEs belong to the SRQ: a QP's
+ * error does not flush them.
+ */
+static void sroce_qp_flush(struct sroce_qp *qp)
+{
+	spin_lock_bh(&qp->sq_lock);
+	del_timer(&qp->req.timer);
+	del_timer(&qp->req.rnr_timer);
+	sroce_qp_flush_wq(qp, &qp->sq, qp->ibqp.send_cq, true);
+	sroce_req_reset(qp);
+	spin_unlock_bh(&qp->sq_lock);
+
+	sroce_resp_flush(qp);
+	if (!qp->ibqp.srq) {
+		spin_lock_bh(&qp->rq_lock);
+		sroce_qp_flush_wq(qp, &qp->rq, qp->ibqp.recv_cq, false);
+		spin_unlock_bh(&qp->rq_lock);
+	}
+}
+
+/**
+ * sroce_qp_error() - the data path found an error the QP cannot go on from
+ * @qp: the QP
+ *
+ * The data path runs under one of the QP's spinlocks, in softirq; moving
+ * the QP's attributes and flushing its queues wants the QP's mutex. The
+ * state changes at once, so that nothing more is sent or accepted; the
+ * rest is left to a worker.
+ *
+ * Context: any.
+ */
+void sroce_qp_error(struct sroce_qp *qp)
+{
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	queue_work(sroce_wq, &qp->err_work);
+}
+
+/* Makes the attributes say what the data path decided. Under qp->lock. */
+static void sroce_qp_sync_error(struct sroce_qp *qp)
+{
+	if (READ_ONCE(qp->state) != IB_QPS_ERR)
+		return;
+	qp->attr.qp_state = IB_QPS_ERR;
+	qp->attr.cur_qp_state = IB_QPS_ERR;
+	sroce_qp_flush(qp);
+}
+
+void sroce_qp_err_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, err_work);
+
+	mutex_lock(&qp->lock);
+	sroce_qp_sync_error(qp);
+	mutex_unlock(&qp->lock);
+}
+
+void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
@@ -423,6 +547,22 @@ static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 
 	if (qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+static void sroce_qp_to_reset(struct sroce_qp *qp)
+{
+	sroce_qp_set_state(qp, IB_QPS_RESET);
+	spin_lock_bh(&qp->sq_lock);
+	del_timer(&qp->req.timer);
+	del_timer(&qp->req.rnr_timer);
+	sroce_wq_drop_all(&qp->sq);
+	sroce_req_reset(qp);
+	spin_unlock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->rq_lock);
+	if (!qp->ibqp.srq)
+		sroce_wq_drop_all(&qp->rq);
+	sroce_resp_reset(qp);
+	spin_unlock_bh(&qp->rq_lock);
 }
 
 /*
@@ -439,20 +579,42 @@ static void sroce_qp_enter(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 	qp->attr.cur_qp_state = next;
 	switch (next) {
 	case IB_QPS_RESET:
-		sroce_wq_drop_all(&qp->sq);
-		if (!qp->ibqp.srq)
-			sroce_wq_drop_all(&qp->rq);
+		sroce_qp_to_reset(qp);
+		break;
+	case IB_QPS_RTR:
+		if (cur == IB_QPS_RTR)
+			break;
+		spin_lock_bh(&qp->rq_lock);
+		sroce_resp_start(qp);
+		spin_unlock_bh(&qp->rq_lock);
+		if (qp->ibqp.qp_type != IB_QPT_UD)
+			qp->sport = rdma_get_udp_sport(qp->av.flow_label,
+						       qp->ibqp.qp_num,
+						       qp->attr.dest_qp_num);
+		sroce_qp_set_state(qp, next);
+		break;
+	case IB_QPS_RTS:
+		if (cur == IB_QPS_RTR) {
+			spin_lock_bh(&qp->sq_lock);
+			sroce_req_start(qp);
+			spin_unlock_bh(&qp->sq_lock);
+		}
+		sroce_qp_set_state(qp, next);
+		/* Anything posted before RTS goes now. */
+		sroce_req_kick(qp);
 		break;
 	case IB_QPS_ERR:
+		sroce_qp_set_state(qp, next);
 		sroce_qp_flush(qp);
 		break;
 	case IB_QPS_SQD:
-		/* Nothing sends yet, so the send queue is drained at once. */
+		sroce_qp_set_state(qp, next);
 		if (cur != IB_QPS_SQD && mask & IB_QP_EN_SQD_ASYNC_NOTIFY &&
 		    attr->en_sqd_async_notify)
 			sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
 		break;
 	default:
+		sroce_qp_set_state(qp, next);
 		break;
 	}
 }
@@ -468,7 +630,14 @@ static int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
 
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
+		err = sroce_resp_set_res(qp, attr->max_dest_rd_atomic);
+		if (err)
+			return err;
+	}
+
 	mutex_lock(&qp->lock);
+	sroce_qp_sync_error(qp);
 	err = sroce_qp_check_attr(qp, attr, mask);
 	if (!err) {
 		sroce_qp_apply(qp, attr, mask);
@@ -485,6 +654,7 @@ static int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	struct sroce_qp *qp = to_sqp(ibqp);
 
 	mutex_lock(&qp->lock);
+	sroce_qp_sync_error(qp);
 	*attr = qp->attr;
 	/* Only RC and UC have a path, and only once RTR gave them one. */
 	if (qp->av.net_type)
@@ -509,7 +679,10 @@ static int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sdev(ibqp->device);
 	struct sroce_qp *qp = to_sqp(ibqp);
 
-	xa_erase(&sdev->qps, ibqp->qp_num);
+	/* Nothing runs for a QP in RESET, nor re-arms a timer for it. */
+	sroce_qp_set_state(qp, IB_QPS_RESET);
+	sroce_qp_unpublish(sdev, qp);
+	sroce_qp_fini_runtime(qp);
 	sroce_qp_free_rings(qp);
 	mutex_destroy(&qp->lock);
 	atomic_dec(&sdev->qp_count);

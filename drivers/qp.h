@@ -2,8 +2,14 @@
 #ifndef SROCE_QP_H
 #define SROCE_QP_H
 
+#include <linux/completion.h>
 #include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/sroce-abi.h>
 
 #include "ah.h"
 #include "wq.h"
@@ -26,6 +32,164 @@ struct sroce_qp_shape {
 };
 
 /**
+ * struct sroce_swqe - the kernel's copy of a send WQE, kept until completion
+ * @wqe: the WQE as taken from the ring, checked; its SGEs follow it
+ * @av: where a UD send goes, resolved when the WQE was taken
+ * @first_psn: PSN of the request's first packet
+ * @last_psn: PSN of its last packet (for a read, of the last response)
+ * @len: message length in bytes
+ * @wire_op: the transport-less opcode family (SROCE_OP_SEND_FIRST, ...)
+ * @resp_off: for a read, bytes of response received and placed
+ * @rewind_off: @resp_off when a gap in the responses last made the
+ *		requester ask again, so that one gap asks once
+ * @sent: every request packet has been sent at least once
+ * @done: acknowledged (or read response complete): ready to complete
+ * @status: the completion status when it ends in error
+ */
+struct sroce_swqe {
+	struct sroce_av av;
+	u32 first_psn;
+	u32 last_psn;
+	u32 len;
+	u32 resp_off;
+	u32 rewind_off;
+	u8 wire_op;
+	bool sent;
+	bool done;
+	u8 status;
+	struct sroce_send_wqe wqe;	/* last: the SGEs follow */
+};
+
+/**
+ * struct sroce_req - the requester and completer of an RC, UC or UD QP
+ * @head: next index of the send ring to take a WQE from
+ * @cur: index of the WQE being sent
+ * @off: bytes of @cur already sent
+ * @psn: PSN of the next new packet
+ * @max_psn: one past the highest PSN ever sent
+ * @acked: every PSN before this one is acknowledged
+ * @rd_out: reads and atomics sent and not yet answered
+ * @retry: retries left after a timeout or NAK (from retry_cnt)
+ * @rnr_retry: retries left after an RNR NAK (7: infinite)
+ * @rnr_wait: an RNR NAK holds sending until @rnr_timer fires
+ * @wqes: the kernel copies, indexed like the ring, @stride bytes each
+ * @stride: bytes per element of @wqes
+ * @mtu: path MTU in bytes
+ * @timer: retransmit timer, armed while packets are unacknowledged
+ * @rnr_timer: the wait an RNR NAK asked for
+ * @timeout: retransmit timeout in jiffies, 0 for none
+ * @retransmit: the timer fired, go back to the oldest unacknowledged
+ */
+struct sroce_req {
+	u32 head;
+	u32 cur;
+	u32 off;
+	u32 psn;
+	u32 max_psn;
+	u32 acked;
+	u32 rd_out;
+	u8 retry;
+	u8 rnr_retry;
+	bool rnr_wait;
+	bool retransmit;
+	void *wqes;
+	u32 stride;
+	u32 mtu;
+	unsigned long timeout;
+	struct timer_list timer;
+	struct timer_list rnr_timer;
+};
+
+/**
+ * struct sroce_rd_res - a read or atomic request the responder answers
+ * @op: SROCE_OP_READ_REQ, SROCE_OP_CMP_SWAP or SROCE_OP_FETCH_ADD; 0 free
+ * @first_psn: PSN of the request (and of the first response)
+ * @last_psn: PSN of the last response
+ * @va: next remote address to read
+ * @rkey: the read's rkey
+ * @len: bytes still to send
+ * @psn: PSN of the next response packet
+ * @orig: an atomic's original value, replayed for a duplicate
+ */
+struct sroce_rd_res {
+	u8 op;
+	u32 first_psn;
+	u32 last_psn;
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u32 psn;
+	u64 orig;
+};
+
+/**
+ * struct sroce_resp - the responder of a QP
+ * @psn: the PSN expected next
+ * @msn: messages completed, reported in every AETH
+ * @mtu: path MTU in bytes
+ * @len: a write's total length, reported with its immediate
+ * @op: the message in progress: 0, or SROCE_SEND/SROCE_WRITE
+ * @va: a write's next address
+ * @rkey: a write's rkey
+ * @remaining: a write's bytes still expected
+ * @off: bytes of a send placed so far
+ * @has_rwqe: @rwqe holds the receive WQE the message in progress uses
+ * @nak_sent: a sequence NAK went out for @psn; do not repeat it
+ * @uc_drop: UC lost a packet: drop until the next first packet
+ * @res: read and atomic resources, max_dest_rd_atomic of them
+ * @nres: entries in @res
+ * @res_head: next entry of @res to use
+ * @res_send: oldest entry of @res with answers still to send; answers go
+ *	      out in PSN order, so the entries are served first in, first out
+ * @ack_psn: an ACK waiting for the answers before it to go out
+ * @ack_pending: @ack_psn is valid
+ * @rwqe: the receive WQE; its SGEs follow it
+ * @rwqe_bytes: the size of @rwqe's buffer
+ * @max_sge: SGEs @rwqe's buffer holds
+ */
+struct sroce_resp {
+	u32 psn;
+	u32 msn;
+	u32 mtu;
+	u32 len;
+	u32 op;
+	u64 va;
+	u32 rkey;
+	u32 remaining;
+	u32 off;
+	bool has_rwqe;
+	bool nak_sent;
+	bool uc_drop;
+	struct sroce_rd_res *res;
+	u32 nres;
+	u32 res_head;
+	u32 res_send;
+	u32 ack_psn;
+	bool ack_pending;
+	struct sroce_recv_wqe *rwqe;
+	u32 rwqe_bytes;
+	u32 max_sge;
+};
+
+/**
+ * struct sroce_qp_ref - what the device's QP table holds for a QP
+ * @qp: the QP
+ * @count: one for the table, one per receive-path user
+ * @done: completed when @count drops to zero; destroy waits for it
+ * @rcu: the entry outlives lookups that may still see it
+ *
+ * The core frees a QP as soon as destroy_qp returns, not after an RCU
+ * grace period, so lookups under RCU cannot take a reference on the QP
+ * itself: they take it on this, which is freed with kfree_rcu().
+ */
+struct sroce_qp_ref {
+	struct sroce_qp *qp;
+	refcount_t count;
+	struct completion done;
+	struct rcu_head rcu;
+};
+
+/**
  * struct sroce_qp - a queue pair
  * @ibqp: the core's object, allocated and freed by the core
  * @lock: serialises modify_qp and query_qp; held while flushing
@@ -35,6 +199,20 @@ struct sroce_qp_shape {
  * @sq_sig_type: IB_SIGNAL_ALL_WR or IB_SIGNAL_REQ_WR
  * @sq: the send queue
  * @rq: the receive queue, unused when the QP has an SRQ
+ * @uc: the user context the QP was made in: its AHs are the ones UD
+ *	send WQEs may name
+ * @state: the state the data path acts on, a copy of @attr.qp_state
+ *	   written under both @sq_lock and @rq_lock
+ * @sq_lock: the requester and completer (@req, the send ring)
+ * @rq_lock: the responder (@resp, the receive ring)
+ * @req: requester and completer state
+ * @resp: responder state
+ * @sport: UDP source port of the QP's packets
+ * @ref: how the receive path finds the QP and holds it (see
+ *	 struct sroce_qp_ref)
+ * @send_work: sends what the posting context left (budget, window, timers)
+ * @resp_work: sends read responses the receive softirq left
+ * @err_work: flushes the queues after the data path moved the QP to ERR
  */
 struct sroce_qp {
 	struct ib_qp ibqp;
@@ -45,6 +223,18 @@ struct sroce_qp {
 	enum ib_sig_type sq_sig_type;
 	struct sroce_wq sq;
 	struct sroce_wq rq;
+	struct sroce_ucontext *uc;
+
+	u8 state;
+	spinlock_t sq_lock;	/* bh: ACKs arrive in softirq */
+	spinlock_t rq_lock;	/* bh: requests arrive in softirq */
+	struct sroce_req req;
+	struct sroce_resp resp;
+	u16 sport;
+	struct sroce_qp_ref *ref;
+	struct work_struct send_work;
+	struct work_struct resp_work;
+	struct work_struct err_work;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
@@ -56,9 +246,31 @@ int sroce_qp_size(struct ib_qp_cap *cap, bool has_srq,
 		  struct sroce_qp_shape *shape);
 int sroce_qp_check_attr(const struct sroce_qp *qp,
 			const struct ib_qp_attr *attr, int mask);
-int sroce_qpn_alloc(struct xarray *xa, u32 *next, struct sroce_qp *qp,
+int sroce_qpn_alloc(struct xarray *xa, u32 *next, void *entry,
 		    u32 *qpn);
 
+struct sroce_dev;
+
+struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
+
+static inline void sroce_qp_put(struct sroce_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref->count))
+		complete(&qp->ref->done);
+}
+
+static inline struct sroce_swqe *sroce_swqe_at(const struct sroce_qp *qp,
+					       u32 idx)
+{
+	return qp->req.wqes +
+	       (size_t)sroce_queue_slot(idx, qp->sq.q.slots) * qp->req.stride;
+}
+
+void sroce_qp_error(struct sroce_qp *qp);
+void sroce_qp_err_work(struct work_struct *work);
+void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
+
+extern struct workqueue_struct *sroce_wq;
 extern const struct ib_device_ops sroce_qp_ops;
 
 #endif /* SROCE_QP_H */

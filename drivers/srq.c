@@ -77,6 +77,7 @@ static int sroce_create_srq(struct ib_srq *ibsrq,
 	}
 
 	mutex_init(&srq->lock);
+	spin_lock_init(&srq->wq_lock);
 	srq->max_wr = sroce_queue_slots(max(attr->max_wr, 1U));
 	srq->max_sge = attr->max_sge;
 	srq->limit = attr->srq_limit;
@@ -127,7 +128,7 @@ static int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		return -EINVAL;
 
 	mutex_lock(&srq->lock);
-	srq->limit = attr->srq_limit;
+	WRITE_ONCE(srq->limit, attr->srq_limit);
 	mutex_unlock(&srq->lock);
 	return 0;
 }
@@ -139,9 +140,53 @@ static int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	attr->max_wr = srq->max_wr;
 	attr->max_sge = srq->max_sge;
 	mutex_lock(&srq->lock);
-	attr->srq_limit = srq->limit;
+	attr->srq_limit = READ_ONCE(srq->limit);
 	mutex_unlock(&srq->lock);
 	return 0;
+}
+
+/*
+ * The limit is armed while non-zero: the first take that leaves fewer
+ * WQEs than it fires the event once and disarms it (11.2.3.5).
+ */
+static void sroce_srq_check_limit(struct sroce_srq *srq, u32 left)
+{
+	u32 limit = READ_ONCE(srq->limit);
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (!limit || left >= limit || cmpxchg(&srq->limit, limit, 0) != limit)
+		return;
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
+/**
+ * sroce_srq_take() - take the oldest WQE of an SRQ for a QP's message
+ * @srq: the SRQ
+ * @wqe: where the WQE goes
+ * @len: its size
+ *
+ * Context: softirq or process.
+ * Return: as sroce_wq_take().
+ */
+int sroce_srq_take(struct sroce_srq *srq, void *wqe, size_t len)
+{
+	u32 left = 0;
+	int ret;
+
+	spin_lock_bh(&srq->wq_lock);
+	ret = sroce_wq_take(&srq->wq, wqe, len);
+	if (ret > 0)
+		left = sroce_queue_used(READ_ONCE(srq->wq.q.hdr->prod),
+					srq->wq.cons);
+	spin_unlock_bh(&srq->wq_lock);
+	if (ret > 0)
+		sroce_srq_check_limit(srq, left);
+	return ret;
 }
 
 static int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)

@@ -3,6 +3,7 @@
 #define SROCE_SRQ_H
 
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
 #include "wq.h"
@@ -20,6 +21,7 @@
 struct sroce_srq {
 	struct ib_srq ibsrq;
 	struct mutex lock; /* attributes vs concurrent verbs */
+	spinlock_t wq_lock; /* bh: QPs take WQEs in softirq */
 	struct sroce_wq wq;
 	u32 srq_num;
 	u32 max_wr;
@@ -31,6 +33,8 @@ static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
 {
 	return container_of(ibsrq, struct sroce_srq, ibsrq);
 }
+
+int sroce_srq_take(struct sroce_srq *srq, void *wqe, size_t len);
 
 extern const struct ib_device_ops sroce_srq_ops;
 

@@ -67,3 +67,39 @@ void sroce_wq_drop_all(struct sroce_wq *wq)
 	/* Pairs with the producer's acquire of cons: no entry is in use. */
 	smp_store_release(&wq->q.hdr->cons, wq->cons);
 }
+
+/**
+ * sroce_wq_peek() - copy out a posted entry without consuming it
+ * @wq: the work queue
+ * @idx: the entry, at or after the consumer index
+ * @wqe: where the entry goes
+ * @len: bytes to copy, at most the stride
+ *
+ * The send queue's entries stay in the ring, counted against the
+ * producer's room, until they complete; the requester reads ahead of the
+ * consumer index with this.
+ *
+ * Return: 1 when @idx holds a posted entry, 0 when it is not posted yet,
+ * -EIO when the producer index is garbage.
+ */
+int sroce_wq_peek(struct sroce_wq *wq, u32 idx, void *wqe, size_t len)
+{
+	/* Pairs with the producer's release store: the entry is complete. */
+	u32 prod = smp_load_acquire(&wq->q.hdr->prod);
+
+	if (!sroce_queue_sane(prod, wq->cons, wq->q.slots) ||
+	    sroce_queue_used(idx, wq->cons) > sroce_queue_used(prod, wq->cons))
+		return -EIO;
+	if (idx == prod)
+		return 0;
+	memcpy(wqe, sroce_queue_at(&wq->q, idx),
+	       min_t(size_t, len, wq->q.stride));
+	return 1;
+}
+
+/* Hands the oldest entry's slot back to the producer. */
+void sroce_wq_release(struct sroce_wq *wq)
+{
+	wq->cons++;
+	smp_store_release(&wq->q.hdr->cons, wq->cons);
+}

@@ -24,6 +24,8 @@ struct sroce_wq {
 int sroce_wq_init(struct sroce_wq *wq, u32 slots, u32 stride);
 int sroce_wq_take(struct sroce_wq *wq, void *wqe, size_t len);
 void sroce_wq_drop_all(struct sroce_wq *wq);
+int sroce_wq_peek(struct sroce_wq *wq, u32 idx, void *wqe, size_t len);
+void sroce_wq_release(struct sroce_wq *wq);
 
 static inline void sroce_wq_destroy(struct sroce_wq *wq)
 {

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The completer: what comes back for a QP's requests (ACKs and NAKs, read
+ * responses, atomic ACKs) marks WQEs done, places read data and atomic
+ * results, and completes WQEs in order; timeouts and NAKs send the
+ * requester back (go-back-N), within retry_cnt and rnr_retry.
+ *
+ * Everything here runs in the softirq that received the answer or in a
+ * timer, under the QP's sq_lock, and sends what the answer made possible
+ * right there within a small budget.
+ */
+#include <linux/jiffies.h>
+#include <rdma/ib_verbs.h>
+
+#include "counters.h"
+#include "cq.h"
+#include "device.h"
+#include "msg.h"
+#include "payload.h"
+#include "pkt.h"
+#include "qp.h"
+#include "req.h"
+
+/* Packets sent from the softirq an answer arrived in. */
+#define SROCE_COMP_BUDGET	16
+
+/* RNR NAK timer field (9.7.5.2.8, table 45), in microseconds. */
+static const u32 sroce_rnr_usecs[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static bool sroce_is_rd_op(u8 op)
+{
+	return op == SROCE_OP_READ_REQ || op == SROCE_OP_CMP_SWAP ||
+	       op == SROCE_OP_FETCH_ADD;
+}
+
+static void sroce_comp_post(struct sroce_qp *qp, struct sroce_swqe *swqe)
+{
+	struct sroce_cqe cqe = {
+		.wr_id = swqe->wqe.wr_id,
+		.status = swqe->status,
+		.opcode = sroce_msg_wc_opcode(swqe->wqe.opcode),
+		.byte_len = swqe->len,
+		.qp_num = qp->ibqp.qp_num,
+		.port_num = 1,
+	};
+
+	sroce_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/**
+ * sroce_comp_complete() - complete the done WQEs at the head of the queue
+ * @qp: the QP
+ *
+ * In order, as the spec wants: a WQE done early waits for those before it.
+ * Unsignaled WQEs free their slot without a completion; a WQE that failed
+ * completes with its status, always, and takes the QP to the error state.
+ *
+ * Context: sq_lock held.
+ */
+void sroce_comp_complete(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *swqe;
+	u8 status;
+
+	while (qp->sq.cons != req->head) {
+		swqe = sroce_swqe_at(qp, qp->sq.cons);
+		if (!swqe->done)
+			break;
+		status = swqe->status;
+		if (status || qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+		    swqe->wqe.send_flags & IB_SEND_SIGNALED)
+			sroce_comp_post(qp, swqe);
+		if (req->cur == qp->sq.cons) {
+			req->cur++;
+			req->off = 0;
+		}
+		sroce_wq_release(&qp->sq);
+		if (status) {
+			sroce_qp_error(qp);
+			break;
+		}
+	}
+}
+
+/* Fails a WQE with @status; it completes in turn. Context: sq_lock. */
+void sroce_comp_fail(struct sroce_qp *qp, struct sroce_swqe *swqe, u8 status)
+{
+	swqe->status = status;
+	swqe->done = true;
+	sroce_comp_complete(qp);
+}
+
+/* The oldest WQE not done, or NULL. */
+static struct sroce_swqe *sroce_comp_oldest(struct sroce_qp *qp)
+{
+	u32 idx;
+
+	for (idx = qp->sq.cons; idx != qp->req.head; idx++)
+		if (!sroce_swqe_at(qp, idx)->done)
+			return sroce_swqe_at(qp, idx);
+	return NULL;
+}
+
+/* Starts, restarts or stops the retransmit timer. Context: sq_lock. */
+void sroce_comp_arm_timer(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC || !req->timeout ||
+	    READ_ONCE(qp->state) != IB_QPS_RTS)
+		return;
+	if (req->acked == req->max_psn)
+		del_timer(&req->timer);
+	else if (!timer_pending(&req->timer))
+		mod_timer(&req->timer, jiffies + req->timeout);
+}
+
+/* The peer made progress: the retry budget is whole again. */
+static void sroce_comp_progress(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	req->retry = qp->attr.retry_cnt;
+	req->rnr_retry = qp->attr.rnr_retry;
+	if (req->timeout && req->acked != req->max_psn)
+		mod_timer(&req->timer, jiffies + req->timeout);
+}
+
+/**
+ * sroce_comp_acked() - mark done what an acknowledgment of @psn covers
+ * @qp: the QP
+ * @psn: the last PSN acknowledged
+ * @nak_reads: a read or atomic the peer went past without our having its
+ *	       answer had its answer lost: send it again
+ *
+ * Return: true when the acknowledgment was new.
+ */
+static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *swqe;
+	u32 next = sroce_psn_add(psn, 1);
+	u32 idx;
+
+	/* Nothing past what was sent, nothing before what was acked. */
+	if (sroce_psn_cmp(next, req->max_psn) > 0 ||
+	    sroce_psn_cmp(next, req->acked) <= 0)
+		return false;
+
+	for (idx = qp->sq.cons; idx != req->head; idx++) {
+		swqe = sroce_swqe_at(qp, idx);
+		if (swqe->done)
+			continue;
+		if (!swqe->sent && idx == req->cur)
+			break;
+		if (sroce_is_rd_op(swqe->wire_op)) {
+			if (nak_reads &&
+			    sroce_psn_cmp(psn, swqe->first_psn) >= 0) {
+				req->acked = swqe->first_psn;
+				sroce_req_rewind(qp);
+				return true;
+			}
+			break;
+		}
+		if (sroce_psn_cmp(swqe->last_psn, psn) > 0)
+			break;
+		swqe->done = true;
+	}
+	req->acked = next;
+	return true;
+}
+
+static void sroce_comp_fail_oldest(struct sroce_qp *qp, u8 status)
+{
+	struct sroce_swqe *swqe = sroce_comp_oldest(qp);
+
+	if (swqe)
+		sroce_comp_fail(qp, swqe, status);
+}
+
+/* A NAK that says "send again from @psn", within the retry budget. */
+static void sroce_comp_retry(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_req *req = &qp->req;
+
+	if (!req->retry) {
+		sroce_count(sdev, SROCE_CNT_RETRY_EXCEEDED);
+		sroce_comp_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	req->retry--;
+	sroce_count(sdev, SROCE_CNT_RETRANSMITS);
+	sroce_req_rewind(qp);
+}
+
+static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_req *req = &qp->req;
+
+	sroce_count(sdev, SROCE_CNT_RNR_NAK_RECEIVED);
+	sroce_comp_acked(qp, sroce_psn_add(psn, SROCE_BTH_PSN_MASK), true);
+	if (!req->rnr_retry) {
+		sroce_count(sdev, SROCE_CNT_RNR_RETRY_EXCEEDED);
+		sroce_comp_fail_oldest(qp, IB_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	/* Seven means try for ever (9.7.5.2.8). */
+	if (req->rnr_retry != 7)
+		req->rnr_retry--;
+	req->rnr_wait = true;
+	sroce_req_rewind(qp);
+	mod_timer(&req->rnr_timer,
+		  jiffies + usecs_to_jiffies(sroce_rnr_usecs[timer & 31]));
+}
+
+/* The completion status a NAK code reports. */
+static u8 sroce_nak_status(u8 code)
+{
+	switch (code) {
+	case SROCE_NAK_INVALID_REQ:
+		return IB_WC_REM_INV_REQ_ERR;
+	case SROCE_NAK_REMOTE_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	case SROCE_NAK_INVALID_RD:
+		return IB_WC_REM_INV_RD_REQ_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;
+	}
+}
+
+static void sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_aeth *aeth = sroce_pkt_hdr(pkt, SROCE_HAS_AETH);
+	u8 syn = be32_to_cpu(aeth->smsn) >> SROCE_AETH_SYN_SHIFT;
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	u32 before = sroce_psn_add(pkt->psn, SROCE_BTH_PSN_MASK);
+
+	switch (syn & SROCE_SYN_TYPE_MASK) {
+	case SROCE_SYN_ACK:
+		if (sroce_comp_acked(qp, pkt->psn, true))
+			sroce_comp_progress(qp);
+		break;
+	case SROCE_SYN_RNR_NAK:
+		sroce_comp_rnr(qp, pkt->psn, syn & SROCE_SYN_VALUE_MASK);
+		break;
+	case SROCE_SYN_NAK:
+		sroce_count(sdev, SROCE_CNT_NAK_RECEIVED);
+		/* A NAK for what was never sent is not about us. */
+		if (sroce_psn_cmp(pkt->psn, qp->req.max_psn) >= 0)
+			break;
+		sroce_comp_acked(qp, before, true);
+		if ((syn & SROCE_SYN_VALUE_MASK) == SROCE_NAK_PSN_SEQ)
+			sroce_comp_retry(qp);
+		else
+			sroce_comp_fail_oldest(qp, sroce_nak_status(syn &
+						SROCE_SYN_VALUE_MASK));
+		break;
+	default:
+		/* Reserved syndrome: drop. */
+		break;
+	}
+}
+
+/* The read or atomic WQE an answer at @psn is for, if it is expected. */
+static struct sroce_swqe *sroce_comp_rd_wqe(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_swqe *swqe;
+
+	/* An answer acknowledges every request before it. */
+	sroce_comp_acked(qp, sroce_psn_add(psn, SROCE_BTH_PSN_MASK), false);
+	swqe = sroce_comp_oldest(qp);
+	if (!swqe || !swqe->sent || !sroce_is_rd_op(swqe->wire_op))
+		return NULL;
+	if (sroce_psn_cmp(psn, swqe->first_psn) < 0 ||
+	    sroce_psn_cmp(psn, swqe->last_psn) > 0)
+		return NULL;
+	return swqe;
+}
+
+static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *swqe)
+{
+	struct sroce_req *req = &qp->req;
+
+	swqe->done = true;
+	if (req->rd_out)
+		req->rd_out--;
+	if (sroce_psn_cmp(sroce_psn_add(swqe->last_psn, 1), req->acked) > 0)
+		req->acked = sroce_psn_add(swqe->last_psn, 1);
+	sroce_comp_progress(qp);
+}
+
+static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *swqe;
+	bool last = pkt->mask & SROCE_LAST;
+	u32 expect;
+	int err;
+
+	swqe = sroce_comp_rd_wqe(qp, pkt->psn);
+	if (!swqe || swqe->wire_op != SROCE_OP_READ_REQ)
+		return;
+	expect = sroce_psn_add(swqe->first_psn, swqe->resp_off / req->mtu);
+	if (pkt->psn != expect) {
+		sroce_count(sdev, SROCE_CNT_RX_OUT_OF_SEQ);
+		/* A gap: ask again for the rest, once per gap. */
+		if (sroce_psn_cmp(pkt->psn, expect) > 0 &&
+		    swqe->rewind_off != swqe->resp_off) {
+			swqe->rewind_off = swqe->resp_off;
+			sroce_req_rewind(qp);
+		}
+		return;
+	}
+	/* Every response but the last is exactly one MTU (9.7.4.1.4). */
+	if (swqe->resp_off + pkt->paylen > swqe->len ||
+	    (!last && pkt->paylen != req->mtu) ||
+	    (last && swqe->resp_off + pkt->paylen != swqe->len)) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_HEADER);
+		return;
+	}
+	err = sroce_payload_scatter(sdev, qp->ibqp.pd, swqe->wqe.sge,
+				    swqe->wqe.num_sge, swqe->resp_off,
+				    pkt->skb, sroce_pkt_payoff(pkt),
+				    pkt->paylen);
+	if (err) {
+		sroce_comp_fail(qp, swqe, err == -EMSGSIZE ?
+				IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	swqe->resp_off += pkt->paylen;
+	if (last)
+		sroce_comp_rd_done(qp, swqe);
+	else
+		sroce_comp_progress(qp);
+}
+
+static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_atomic_ack_eth *ack;
+	struct sroce_swqe *swqe;
+	u64 orig;
+	int err;
+
+	swqe = sroce_comp_rd_wqe(qp, pkt->psn);
+	if (!swqe || swqe->wire_op == SROCE_OP_READ_REQ || swqe->done)
+		return;
+	ack = sroce_pkt_hdr(pkt, SROCE_HAS_ATOMICACKETH);
+	/* The original value lands in memory in the host's byte order. */
+	orig = be64_to_cpu(ack->orig);
+	err = sroce_payload_scatter_buf(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+					swqe->wqe.sge, swqe->wqe.num_sge, &orig,
+					sizeof(orig));
+	if (err) {
+		sroce_comp_fail(qp, swqe, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	sroce_comp_rd_done(qp, swqe);
+}
+
+/**
+ * sroce_comp_rx() - an answer to this QP's requests
+ * @qp: an RC QP
+ * @pkt: an ACK, NAK, read response or atomic ACK
+ *
+ * Context: softirq.
+ */
+void sroce_comp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	enum sroce_req_stop stop;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (READ_ONCE(qp->state) != IB_QPS_RTS &&
+	    READ_ONCE(qp->state) != IB_QPS_SQD) {
+		spin_unlock_bh(&qp->sq_lock);
+		return;
+	}
+	if (pkt->mask & SROCE_READ)
+		sroce_comp_read_resp(qp, pkt);
+	else if (pkt->mask & SROCE_ATOMIC)
+		sroce_comp_atomic_ack(qp, pkt);
+	if (pkt->mask & SROCE_HAS_AETH && !(pkt->mask & SROCE_READ &&
+					    !(pkt->mask & SROCE_LAST)))
+		sroce_comp_ack(qp, pkt);
+	stop = sroce_req_run(qp, SROCE_COMP_BUDGET);
+	spin_unlock_bh(&qp->sq_lock);
+	if (stop == SROCE_REQ_BUDGET)
+		queue_work(sroce_wq, &qp->send_work);
+}
+
+/* The retransmit timer: nothing was acknowledged for a whole timeout. */
+void sroce_comp_timeout(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, req.timer);
+	struct sroce_req *req = &qp->req;
+
+	bool run;
+
+	spin_lock_bh(&qp->sq_lock);
+	run = READ_ONCE(qp->state) == IB_QPS_RTS;
+	if (run && req->acked != req->max_psn)
+		sroce_comp_retry(qp);
+	spin_unlock_bh(&qp->sq_lock);
+	if (run)
+		queue_work(sroce_wq, &qp->send_work);
+}
+
+/* The wait an RNR NAK asked for is over: send again. */
+void sroce_comp_rnr_timeout(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, req.rnr_timer);
+
+	bool run;
+
+	spin_lock_bh(&qp->sq_lock);
+	qp->req.rnr_wait = false;
+	run = READ_ONCE(qp->state) == IB_QPS_RTS;
+	spin_unlock_bh(&qp->sq_lock);
+	if (run)
+		queue_work(sroce_wq, &qp->send_work);
+}

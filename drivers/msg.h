@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Messages and their packets (IBTA 9.7.2, 9.7.5.1.2): how a message is cut
+ * by the path MTU, which opcode each of its packets carries, and which
+ * packet may follow which. Pure functions, shared by the requester and the
+ * responder and tested on their own.
+ */
+#ifndef SROCE_MSG_H
+#define SROCE_MSG_H
+
+#include <linux/kernel.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "pkt.h"
+#include "wire.h"
+
+/* Packets a message of @len bytes takes at @mtu: at least one. */
+static inline u32 sroce_msg_npkts(u32 len, u32 mtu)
+{
+	return len ? DIV_ROUND_UP(len, mtu) : 1;
+}
+
+/**
+ * sroce_msg_opcode() - the opcode of one packet of a send or write
+ * @family: SROCE_OP_SEND_FIRST or SROCE_OP_WRITE_FIRST
+ * @wr: the WR opcode (enum ib_uverbs_wr_opcode): with immediate, with
+ *	invalidate or plain
+ * @first: the packet is the message's first
+ * @last: the packet is the message's last
+ *
+ * Return: the operation bits of the opcode (no transport bits).
+ */
+static inline u8 sroce_msg_opcode(u8 family, u32 wr, bool first, bool last)
+{
+	bool imm = wr == IB_UVERBS_WR_SEND_WITH_IMM ||
+		   wr == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	bool inv = wr == IB_UVERBS_WR_SEND_WITH_INV;
+
+	if (family == SROCE_OP_SEND_FIRST) {
+		if (first && last)
+			return imm ? SROCE_OP_SEND_ONLY_IMM :
+			       inv ? SROCE_OP_SEND_ONLY_INV : SROCE_OP_SEND_ONLY;
+		if (first)
+			return SROCE_OP_SEND_FIRST;
+		if (!last)
+			return SROCE_OP_SEND_MIDDLE;
+		return imm ? SROCE_OP_SEND_LAST_IMM :
+		       inv ? SROCE_OP_SEND_LAST_INV : SROCE_OP_SEND_LAST;
+	}
+	if (family == SROCE_OP_WRITE_FIRST) {
+		if (first && last)
+			return imm ? SROCE_OP_WRITE_ONLY_IMM : SROCE_OP_WRITE_ONLY;
+		if (first)
+			return SROCE_OP_WRITE_FIRST;
+		if (!last)
+			return SROCE_OP_WRITE_MIDDLE;
+		return imm ? SROCE_OP_WRITE_LAST_IMM : SROCE_OP_WRITE_LAST;
+	}
+	return family;
+}
+
+/**
+ * sroce_msg_in_sequence() - may a request packet come now?
+ * @op: the message in progress at the responder: 0, SROCE_SEND or
+ *	SROCE_WRITE
+ * @mask: the packet's opcode mask
+ *
+ * A message is a first packet, middles, and a last packet of the same
+ * operation; a new message starts only when the last one ended.
+ */
+static inline bool sroce_msg_in_sequence(u32 op, u32 mask)
+{
+	if (op)
+		return !(mask & SROCE_FIRST) && (mask & op);
+	return mask & SROCE_FIRST;
+}
+
+/* The completion opcode of a send WQE (enum ib_wc_opcode). */
+static inline u32 sroce_msg_wc_opcode(u32 wr)
+{
+	switch (wr) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+#endif /* SROCE_MSG_H */

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Payload: moving message bytes between registered memory and packets.
+ * On transmit the pinned pages of an MR are attached to the packet as
+ * fragments, so the bytes go from the application's memory to the netdev
+ * without a copy; on receive they are copied once, from the packet into
+ * the pages the message is for.
+ */
+#include <linux/highmem.h>
+#include <linux/netdevice.h>
+
+#include "device.h"
+#include "mr.h"
+#include "net.h"
+#include "payload.h"
+
+/* Does a payload of @len bytes go out as page fragments? */
+bool sroce_payload_zcopy(const struct sroce_dev *sdev, u32 len)
+{
+	return len >= SROCE_ZCOPY_MIN && (sdev->ndev->features & NETIF_F_SG);
+}
+
+/**
+ * sroce_payload_mr() - add bytes of one MR to a packet
+ * @skb: the packet being built
+ * @dst: where to copy the bytes, or NULL to attach the MR's pages instead
+ * @mr: the MR, checked for the range by the caller
+ * @va: first byte
+ * @len: bytes
+ *
+ * Attached pages hold a page reference each until the packet is freed, so
+ * the memory stays valid even if the MR is deregistered meanwhile.
+ *
+ * Return: 0, or -E2BIG when the packet has no fragment slot left (nothing
+ * is attached then that was not before: the caller rebuilds with a copy).
+ */
+int sroce_payload_mr(struct sk_buff *skb, u8 *dst, const struct sroce_mr *mr,
+		     u64 va, u32 len)
+{
+	unsigned int off, n;
+	struct page *page;
+
+	if (dst || !mr->umem) {
+		if (!dst)
+			return -E2BIG;
+		sroce_mr_copy_from(mr, va, dst, len);
+		return 0;
+	}
+	while (len) {
+		page = sroce_mr_page(mr, va, &off);
+		n = min_t(u32, len, PAGE_SIZE - off);
+		if (!sroce_net_add_frag(skb, page, off, n))
+			return -E2BIG;
+		va += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Finds the SGE message offset @off falls in, and where in it. */
+static u32 sroce_sge_seek(const struct sroce_sge *sge, u32 nsge, u32 *off)
+{
+	u32 i;
+
+	for (i = 0; i < nsge && *off >= sge[i].length; i++)
+		*off -= sge[i].length;
+	return i;
+}
+
+/**
+ * sroce_payload_gather() - add bytes of a send WQE's SGEs to a packet
+ * @sdev: the device
+ * @pd: the QP's PD, which every lkey must belong to
+ * @skb: the packet being built
+ * @dst: where to copy the bytes, or NULL to attach pages (see above)
+ * @sge: the SGEs
+ * @nsge: how many
+ * @off: message offset of the first byte
+ * @len: bytes
+ *
+ * Each SGE's MR is looked up for every packet: an MR deregistered in the
+ * middle of a message fails the rest of it instead of being used.
+ *
+ * Return: 0; -EACCES or -ERANGE for an lkey that does not cover the SGE;
+ * -E2BIG as for sroce_payload_mr().
+ */
+int sroce_payload_gather(struct sroce_dev *sdev, const struct ib_pd *pd,
+			 struct sk_buff *skb, u8 *dst,
+			 const struct sroce_sge *sge, u32 nsge, u32 off,
+			 u32 len)
+{
+	struct sroce_mr *mr;
+	u32 i, n;
+	int err;
+
+	for (i = sroce_sge_seek(sge, nsge, &off); len && i < nsge;
+	     i++, off = 0) {
+		n = min(len, sge[i].length - off);
+		if (!n)
+			continue;
+		mr = sroce_mr_get(sdev, sge[i].lkey);
+		if (!mr)
+			return -EACCES;
+		err = sroce_mr_check(mr, pd, sge[i].addr + off, n, 0);
+		if (!err)
+			err = sroce_payload_mr(skb, dst, mr, sge[i].addr + off,
+					       n);
+		sroce_mr_put(mr);
+		if (err)
+			return err;
+		if (dst)
+			dst += n;
+		len -= n;
+	}
+	return len ? -ERANGE : 0;
+}
+
+/**
+ * sroce_payload_scatter() - copy bytes of a packet into a WQE's SGEs
+ * @sdev: the device
+ * @pd: the QP's PD
+ * @sge: the SGEs of a receive WQE or of a read or atomic WQE
+ * @nsge: how many
+ * @off: message offset of the first byte
+ * @skb: the packet
+ * @skb_off: where the bytes are in @skb
+ * @len: bytes
+ *
+ * Return: 0; -EMSGSIZE when the SGEs end before the bytes do; -EACCES or
+ * -ERANGE for an lkey that does not grant local write over its SGE;
+ * -EFAULT for a short packet.
+ */
+int sroce_payload_scatter(struct sroce_dev *sdev, const struct ib_pd *pd,
+			  const struct sroce_sge *sge, u32 nsge, u32 off,
+			  const struct sk_buff *skb, int skb_off, u32 len)
+{
+	struct sroce_mr *mr;
+	u32 i, n;
+	int err;
+
+	for (i = sroce_sge_seek(sge, nsge, &off); len && i < nsge;
+	     i++, off = 0) {
+		n = min(len, sge[i].length - off);
+		if (!n)
+			continue;
+		mr = sroce_mr_get(sdev, sge[i].lkey);
+		if (!mr)
+			return -EACCES;
+		err = sroce_mr_check(mr, pd, sge[i].addr + off, n,
+				     IB_ACCESS_LOCAL_WRITE);
+		if (!err)
+			err = sroce_mr_copy_from_skb(mr, sge[i].addr + off, skb,
+						     skb_off, n);
+		sroce_mr_put(mr);
+		if (err)
+			return err;
+		skb_off += n;
+		len -= n;
+	}
+	return len ? -EMSGSIZE : 0;
+}
+
+/**
+ * sroce_sge_check() - do a WQE's lkeys cover its SGEs?
+ * @sdev: the device
+ * @pd: the QP's PD
+ * @sge: the SGEs
+ * @nsge: how many
+ * @access: IB_ACCESS_LOCAL_WRITE when the SGEs are written, else 0
+ *
+ * Checked when the WQE is taken, so that a bad lkey fails the WQE before
+ * any of its packets leaves.
+ *
+ * Return: 0, -EACCES or -ERANGE.
+ */
+int sroce_sge_check(struct sroce_dev *sdev, const struct ib_pd *pd,
+		    const struct sroce_sge *sge, u32 nsge, u32 access)
+{
+	struct sroce_mr *mr;
+	int err;
+	u32 i;
+
+	for (i = 0; i < nsge; i++) {
+		if (!sge[i].length)
+			continue;
+		mr = sroce_mr_get(sdev, sge[i].lkey);
+		if (!mr)
+			return -EACCES;
+		err = sroce_mr_check(mr, pd, sge[i].addr, sge[i].length,
+				     access);
+		sroce_mr_put(mr);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/**
+ * sroce_payload_scatter_buf() - copy bytes into a WQE's SGEs
+ * @sdev: the device
+ * @pd: the QP's PD
+ * @sge: the SGEs
+ * @nsge: how many
+ * @buf: the bytes
+ * @len: how many
+ *
+ * Return: as sroce_payload_scatter().
+ */
+int sroce_payload_scatter_buf(struct sroce_dev *sdev, const struct ib_pd *pd,
+			      const struct sroce_sge *sge, u32 nsge,
+			      const void *buf, u32 len)
+{
+	struct sroce_mr *mr;
+	u32 i, n;
+	int err;
+
+	for (i = 0; len && i < nsge; i++) {
+		n = min(len, sge[i].length);
+		if (!n)
+			continue;
+		mr = sroce_mr_get(sdev, sge[i].lkey);
+		if (!mr)
+			return -EACCES;
+		err = sroce_mr_check(mr, pd, sge[i].addr, n,
+				     IB_ACCESS_LOCAL_WRITE);
+		if (!err)
+			sroce_mr_copy_to(mr, sge[i].addr, buf, n);
+		sroce_mr_put(mr);
+		if (err)
+			return err;
+		buf += n;
+		len -= n;
+	}
+	return len ? -EMSGSIZE : 0;
+}

@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The requester: send WQEs are copied once out of the shared ring into the
+ * kernel's copy (struct sroce_swqe), checked there, and turned into
+ * packets. A WQE keeps its ring slot until it completes, so the ring's
+ * capacity is what the process was promised; the kernel copy is what
+ * retransmissions are built from, whatever the process writes later.
+ *
+ * Sending starts in the context that rang the doorbell, within a budget;
+ * what is left goes to a worker. ACKs that open the window, the retransmit
+ * timer and the RNR timer run it again (completer, comp.c).
+ */
+#include <linux/netdevice.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+
+#include "counters.h"
+#include "device.h"
+#include "limits.h"
+#include "msg.h"
+#include "net.h"
+#include "payload.h"
+#include "pkt.h"
+#include "qp.h"
+#include "req.h"
+
+/* Packets sent in the posting context before the worker takes over. */
+#define SROCE_REQ_BUDGET_POST	64
+#define SROCE_REQ_BUDGET_WORK	256
+
+int sroce_req_init(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	req->stride = offsetof(struct sroce_swqe, wqe) + qp->sq.q.stride;
+	req->wqes = kvcalloc(qp->sq.q.slots, req->stride, GFP_KERNEL);
+	if (!req->wqes)
+		return -ENOMEM;
+	timer_setup(&req->timer, sroce_comp_timeout, 0);
+	timer_setup(&req->rnr_timer, sroce_comp_rnr_timeout, 0);
+	INIT_WORK(&qp->send_work, sroce_req_work);
+	return 0;
+}
+
+void sroce_req_fini(struct sroce_qp *qp)
+{
+	del_timer_sync(&qp->req.timer);
+	del_timer_sync(&qp->req.rnr_timer);
+	cancel_work_sync(&qp->send_work);
+	kvfree(qp->req.wqes);
+}
+
+static void sroce_req_set_doorbell(struct sroce_qp *qp, bool on)
+{
+	u32 *flags = &qp->sq.q.hdr->flags;
+
+	WRITE_ONCE(*flags, on ? SROCE_QUEUE_F_DOORBELL : 0);
+}
+
+/* Forgets everything sent: the ring was emptied (RESET). */
+void sroce_req_reset(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	req->head = qp->sq.cons;
+	req->cur = qp->sq.cons;
+	req->off = 0;
+	req->rd_out = 0;
+	req->rnr_wait = false;
+	sroce_req_set_doorbell(qp, true);
+}
+
+/* Context: modify_qp to RTS, under sq_lock. */
+void sroce_req_start(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	const struct ib_qp_attr *a = &qp->attr;
+	u64 usecs;
+
+	req->psn = a->sq_psn;
+	req->max_psn = a->sq_psn;
+	req->acked = a->sq_psn;
+	req->retry = a->retry_cnt;
+	req->rnr_retry = a->rnr_retry;
+	req->mtu = qp->ibqp.qp_type == IB_QPT_UD ?
+		   ib_mtu_enum_to_int(to_sdev(qp->ibqp.device)->port.active_mtu) :
+		   ib_mtu_enum_to_int(a->path_mtu);
+	/* 4.096 us * 2^timeout; 0 means wait forever (9.7.6.1.3). */
+	req->timeout = 0;
+	if (a->timeout) {
+		usecs = min_t(u64, (4096ULL << a->timeout) / 1000, U32_MAX);
+		req->timeout = max(usecs_to_jiffies(usecs),
+				   msecs_to_jiffies(SROCE_MIN_ACK_TIMEOUT_MS));
+	}
+}
+
+static bool sroce_is_rd(u8 wire_op)
+{
+	return wire_op == SROCE_OP_READ_REQ || wire_op == SROCE_OP_CMP_SWAP ||
+	       wire_op == SROCE_OP_FETCH_ADD;
+}
+
+/* The opcode family of a WR opcode, if @qpt may send it; 0xff if not. */
+static u8 sroce_wr_family(u32 opcode, enum ib_qp_type qpt)
+{
+	bool rc = qpt == IB_QPT_RC, uc = qpt == IB_QPT_UC;
+
+	switch (opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		return SROCE_OP_SEND_FIRST;
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		return rc ? SROCE_OP_SEND_FIRST : 0xff;
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return rc || uc ? SROCE_OP_WRITE_FIRST : 0xff;
+	case IB_UVERBS_WR_RDMA_READ:
+		return rc ? SROCE_OP_READ_REQ : 0xff;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return rc ? SROCE_OP_CMP_SWAP : 0xff;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return rc ? SROCE_OP_FETCH_ADD : 0xff;
+	default:
+		return 0xff;
+	}
+}
+
+/* Sums the SGEs' lengths; false when there are too many or too much. */
+static bool sroce_wqe_len(const struct sroce_qp *qp,
+			  const struct sroce_send_wqe *w, u32 *len)
+{
+	u64 sum = 0;
+	u32 i;
+
+	if (w->send_flags & IB_SEND_INLINE) {
+		*len = w->inline_len;
+		return w->inline_len <= qp->cap.max_inline_data;
+	}
+	if (w->num_sge > qp->cap.max_send_sge)
+		return false;
+	for (i = 0; i < w->num_sge; i++)
+		sum += w->sge[i].length;
+	*len = sum;
+	return sum <= SROCE_MAX_MSG_SZ;
+}
+
+/**
+ * sroce_req_check() - is a send WQE one this QP can execute?
+ * @qp: the QP
+ * @swqe: the kernel's copy, just taken from the ring
+ *
+ * Everything the process wrote is checked here, once, against the QP's
+ * own numbers: what the rest of the requester reads is then safe to use.
+ *
+ * Return: IB_WC_SUCCESS, or the status the WQE completes with.
+ */
+static u8 sroce_req_check(struct sroce_qp *qp, struct sroce_swqe *swqe)
+{
+	struct sroce_send_wqe *w = &swqe->wqe;
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	bool inl = w->send_flags & IB_SEND_INLINE;
+	u32 access;
+
+	swqe->wire_op = sroce_wr_family(w->opcode, qp->ibqp.qp_type);
+	if (swqe->wire_op == 0xff)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (!sroce_wqe_len(qp, w, &swqe->len))
+		return IB_WC_LOC_LEN_ERR;
+	if (sroce_is_rd(swqe->wire_op) && inl)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (swqe->wire_op == SROCE_OP_CMP_SWAP ||
+	    swqe->wire_op == SROCE_OP_FETCH_ADD) {
+		if (swqe->len != sizeof(u64))
+			return IB_WC_LOC_LEN_ERR;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_UD) {
+		if (swqe->len > qp->req.mtu)
+			return IB_WC_LOC_LEN_ERR;
+		if (sroce_ah_lookup_av(qp->uc, w->wr.ud.ah_num, &swqe->av))
+			return IB_WC_LOC_QP_OP_ERR;
+	}
+	if (inl)
+		return IB_WC_SUCCESS;
+	access = sroce_is_rd(swqe->wire_op) ? IB_ACCESS_LOCAL_WRITE : 0;
+	if (sroce_sge_check(sdev, qp->ibqp.pd, w->sge, w->num_sge, access))
+		return IB_WC_LOC_PROT_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * Takes the next posted WQE into the kernel's copy.
+ * Return: 1 taken, 0 none posted, -EIO garbage ring index.
+ */
+static int sroce_req_fetch(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *swqe = sroce_swqe_at(qp, req->head);
+	int ret;
+
+	ret = sroce_wq_peek(&qp->sq, req->head, &swqe->wqe, qp->sq.q.stride);
+	if (ret <= 0)
+		return ret;
+	swqe->first_psn = 0;
+	swqe->last_psn = 0;
+	swqe->resp_off = 0;
+	swqe->rewind_off = U32_MAX;
+	swqe->sent = false;
+	swqe->done = false;
+	swqe->status = sroce_req_check(qp, swqe);
+	if (swqe->status)
+		swqe->done = true;
+	req->head++;
+	return 1;
+}
+
+/*
+ * The queue looks empty: say so to the provider, then look once more,
+ * since it may have posted before it could see the flag.
+ */
+static bool sroce_req_idle(struct sroce_qp *qp)
+{
+	sroce_req_set_doorbell(qp, true);
+	smp_mb(); /* flag store before prod load; pairs with the provider */
+	if (READ_ONCE(qp->sq.q.hdr->prod) != qp->req.head) {
+		sroce_req_set_doorbell(qp, false);
+		return false;
+	}
+	return true;
+}
+
+static u8 sroce_transport(enum ib_qp_type qpt)
+{
+	switch (qpt) {
+	case IB_QPT_UC:
+		return SROCE_TRANSPORT_UC;
+	case IB_QPT_UD:
+		return SROCE_TRANSPORT_UD;
+	default:
+		return SROCE_TRANSPORT_RC;
+	}
+}
+
+/* Fills the extended headers a request packet's opcode calls for. */
+static void sroce_req_headers(struct sroce_qp *qp, struct sroce_swqe *swqe,
+			      u8 opcode, u8 *bth, u32 off)
+{
+	const struct sroce_send_wqe *w = &swqe->wqe;
+	u32 has = sroce_opcode[opcode].mask;
+	struct sroce_atomic_eth *aeth;
+	struct sroce_deth *deth;
+	struct sroce_reth *reth;
+	u32 qkey;
+
+	if (has & SROCE_HAS_DETH) {
+		deth = (void *)(bth + sroce_hdr_offset(opcode, SROCE_HAS_DETH));
+		/* A Q_Key with the top bit set means "use the QP's" (10.2.5). */
+		qkey = w->wr.ud.remote_qkey & BIT(31) ? qp->attr.qkey :
+		       w->wr.ud.remote_qkey;
+		deth->qkey = cpu_to_be32(qkey);
+		deth->sqp = cpu_to_be32(qp->ibqp.qp_num);
+	}
+	if (has & SROCE_HAS_RETH) {
+		reth = (void *)(bth + sroce_hdr_offset(opcode, SROCE_HAS_RETH));
+		/* A resumed read asks only for what did not arrive. */
+		reth->va = cpu_to_be64(w->wr.rdma.remote_addr + off);
+		reth->rkey = cpu_to_be32(w->wr.rdma.rkey);
+		reth->len = cpu_to_be32(swqe->len - off);
+	}
+	if (has & SROCE_HAS_ATOMICETH) {
+		aeth = (void *)(bth + sroce_hdr_offset(opcode,
+						       SROCE_HAS_ATOMICETH));
+		aeth->va = cpu_to_be64(w->wr.atomic.remote_addr);
+		aeth->rkey = cpu_to_be32(w->wr.atomic.rkey);
+		if (opcode == SROCE_OP_CMP_SWAP) {
+			aeth->swap_add = cpu_to_be64(w->wr.atomic.swap);
+			aeth->compare = cpu_to_be64(w->wr.atomic.compare_add);
+		} else {
+			aeth->swap_add = cpu_to_be64(w->wr.atomic.compare_add);
+			aeth->compare = 0;
+		}
+	}
+	if (has & SROCE_HAS_IMMDT)
+		*(__be32 *)(bth + sroce_hdr_offset(opcode, SROCE_HAS_IMMDT)) =
+			w->ex.imm_data;
+	if (has & SROCE_HAS_IETH)
+		*(__be32 *)(bth + sroce_hdr_offset(opcode, SROCE_HAS_IETH)) =
+			cpu_to_be32(w->ex.invalidate_rkey);
+}
+
+/* One packet's payload, attached or copied; see sroce_payload_gather(). */
+static int sroce_req_payload(struct sroce_qp *qp, struct sroce_swqe *swqe,
+			     struct sk_buff *skb, u8 *dst, u32 off, u32 len)
+{
+	const struct sroce_send_wqe *w = &swqe->wqe;
+
+	if (w->send_flags & IB_SEND_INLINE) {
+		memcpy(dst, w->inline_data + off, len);
+		return 0;
+	}
+	return sroce_payload_gather(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+				    skb, dst, w->sge, w->num_sge, off, len);
+}
+
+/**
+ * sroce_req_packet() - build and send one request packet
+ * @qp: the QP
+ * @swqe: the WQE the packet belongs to
+ * @opcode: the packet's opcode, transport bits included
+ * @off: message offset of its payload (or, for a read, of the part asked)
+ * @len: payload bytes
+ * @ack_req: ask for an ACK
+ *
+ * Return: 0 (the packet was sent or lost on the way, which the protocol
+ * recovers from), -ENOMEM, or -EACCES/-ERANGE when an lkey went bad.
+ */
+static int sroce_req_packet(struct sroce_qp *qp, struct sroce_swqe *swqe,
+			    u8 opcode, u32 off, u32 len, bool ack_req)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	const struct sroce_av *av = qp->ibqp.qp_type == IB_QPT_UD ?
+				    &swqe->av : &qp->av;
+	unsigned int hdr = sroce_opcode[opcode].hdr_len;
+	bool inl = swqe->wqe.send_flags & IB_SEND_INLINE;
+	bool zcopy = !inl && sroce_payload_zcopy(sdev, len);
+	bool se = swqe->wqe.send_flags & IB_SEND_SOLICITED &&
+		  sroce_opcode[opcode].mask & SROCE_LAST;
+	u32 dqpn = qp->ibqp.qp_type == IB_QPT_UD ? swqe->wqe.wr.ud.remote_qpn :
+		   qp->attr.dest_qp_num;
+	struct sk_buff *skb;
+	int err;
+
+again:
+	skb = sroce_net_alloc(sdev, av, hdr + (zcopy ? 0 : len), GFP_ATOMIC);
+	if (!skb)
+		return -ENOMEM;
+	sroce_bth_init((struct sroce_bth *)skb->data, opcode, se,
+		       sroce_pad(len), SROCE_DEFAULT_PKEY, dqpn, qp->req.psn,
+		       ack_req);
+	sroce_req_headers(qp, swqe, opcode, skb->data, off);
+	if (sroce_opcode[opcode].mask & SROCE_HAS_PAYLOAD) {
+		err = sroce_req_payload(qp, swqe, skb,
+					zcopy ? NULL : skb->data + hdr, off,
+					len);
+		if (err) {
+			kfree_skb(skb);
+			if (err != -E2BIG)
+				return err;
+			zcopy = false;
+			goto again;
+		}
+		if (zcopy)
+			sroce_count(sdev, SROCE_CNT_TX_ZEROCOPY);
+	}
+	sroce_net_xmit(sdev, av, skb, qp->sport);
+	return 0;
+}
+
+/* A read or atomic: one request; the answer is up to the completer. */
+static int sroce_req_send_rd(struct sroce_qp *qp, struct sroce_swqe *swqe)
+{
+	struct sroce_req *req = &qp->req;
+	u8 op = swqe->wire_op;
+	int err;
+
+	err = sroce_req_packet(qp, swqe, op, req->off, 0, false);
+	if (err)
+		return err;
+	req->psn = sroce_psn_add(swqe->last_psn, 1);
+	req->rd_out++;
+	swqe->sent = true;
+	req->cur++;
+	req->off = 0;
+	return 0;
+}
+
+/* One packet of a send or write. */
+static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe)
+{
+	struct sroce_req *req = &qp->req;
+	u32 len = min(swqe->len - req->off, req->mtu);
+	bool first = !req->off, last = req->off + len == swqe->len;
+	u8 op = sroce_transport(qp->ibqp.qp_type) |
+		sroce_msg_opcode(swqe->wire_op, swqe->wqe.opcode, first,
+				 last);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool ack_req;
+	int err;
+
+	ack_req = rc && (last || (req->psn & (SROCE_ACK_EVERY - 1)) ==
+				 SROCE_ACK_EVERY - 1);
+	err = sroce_req_packet(qp, swqe, op, req->off, len, ack_req);
+	if (err)
+		return err;
+	req->psn = sroce_psn_add(req->psn, 1);
+	req->off += len;
+	if (!last)
+		return 0;
+	swqe->sent = true;
+	/* Nothing answers UC and UD: they are done when sent. */
+	if (!rc)
+		swqe->done = true;
+	req->cur++;
+	req->off = 0;
+	return 0;
+}
+
+/* May the WQE at cur start (or go on) now? */
+static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *swqe)
+{
+	struct sroce_req *req = &qp->req;
+	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
+
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return true;
+	if (sroce_psn_cmp(req->psn,
+			  sroce_psn_add(req->acked, SROCE_MAX_INFLIGHT)) >= 0)
+		return false;
+	if (req->off)
+		return true;
+	if (swqe->wqe.send_flags & IB_SEND_FENCE && req->rd_out)
+		return false;
+	return !sroce_is_rd(swqe->wire_op) || req->rd_out < max_rd;
+}
+
+/* Sends the next packet of the WQE at cur; 0 or why it could not. */
+static int sroce_req_step(struct sroce_qp *qp, struct sroce_swqe *swqe)
+{
+	struct sroce_req *req = &qp->req;
+	int err;
+
+	if (!sroce_req_may_send(qp, swqe))
+		return -EAGAIN;
+	if (!req->off && !swqe->sent) {
+		swqe->first_psn = req->psn;
+		swqe->last_psn = sroce_psn_add(req->psn,
+					       sroce_msg_npkts(swqe->len, req->mtu) - 1);
+		if (sroce_is_rd(swqe->wire_op) &&
+		    swqe->wire_op != SROCE_OP_READ_REQ)
+			swqe->last_psn = req->psn;
+	}
+	if (sroce_is_rd(swqe->wire_op))
+		err = sroce_req_send_rd(qp, swqe);
+	else
+		err = sroce_req_send_data(qp, swqe);
+	if (err)
+		return err;
+	if (sroce_psn_cmp(req->psn, req->max_psn) > 0)
+		req->max_psn = req->psn;
+	return 0;
+}
+
+/**
+ * sroce_req_run() - send what the send queue holds, within a budget
+ * @qp: the QP
+ * @budget: packets at most
+ *
+ * Context: any; sq_lock held.
+ * Return: why it stopped.
+ */
+enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *swqe;
+	enum sroce_req_stop stop = SROCE_REQ_BUDGET;
+	int ret;
+
+	while (budget) {
+		if (READ_ONCE(qp->state) != IB_QPS_RTS || req->rnr_wait) {
+			stop = SROCE_REQ_BLOCKED;
+			break;
+		}
+		if (req->cur == req->head) {
+			ret = sroce_req_fetch(qp);
+			if (ret < 0) {
+				sroce_qp_error(qp);
+				stop = SROCE_REQ_BLOCKED;
+				break;
+			}
+			if (!ret) {
+				if (sroce_req_idle(qp)) {
+					stop = SROCE_REQ_IDLE;
+					break;
+				}
+				continue;
+			}
+		}
+		swqe = sroce_swqe_at(qp, req->cur);
+		if (swqe->status) {
+			/* It fails once everything before it completed. */
+			stop = SROCE_REQ_BLOCKED;
+			break;
+		}
+		ret = sroce_req_step(qp, swqe);
+		if (ret == -EAGAIN || ret == -ENOMEM) {
+			stop = ret == -ENOMEM ? SROCE_REQ_BUDGET :
+			       SROCE_REQ_BLOCKED;
+			break;
+		}
+		if (ret) {
+			sroce_comp_fail(qp, swqe, IB_WC_LOC_PROT_ERR);
+			stop = SROCE_REQ_BLOCKED;
+			break;
+		}
+		budget--;
+	}
+	sroce_comp_complete(qp);
+	sroce_comp_arm_timer(qp);
+	return stop;
+}
+
+/**
+ * sroce_req_rewind() - go back to the oldest unacknowledged packet
+ * @qp: the QP
+ *
+ * Go-back-N: every WQE from the oldest not yet done is sent again, from
+ * the first packet not acknowledged (a read, from the first byte that did
+ * not arrive). The responder treats what it already had as duplicates.
+ *
+ * Context: sq_lock held.
+ */
+void sroce_req_rewind(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *swqe;
+	u32 idx, n;
+
+	for (idx = qp->sq.cons; idx != req->cur; idx++)
+		if (!sroce_swqe_at(qp, idx)->done)
+			break;
+	req->rd_out = 0;
+	if (idx == req->cur && !req->off)
+		return;
+	swqe = sroce_swqe_at(qp, idx);
+	req->cur = idx;
+	if (sroce_is_rd(swqe->wire_op)) {
+		req->off = swqe->resp_off;
+		req->psn = sroce_psn_add(swqe->first_psn,
+					 swqe->resp_off / req->mtu);
+		return;
+	}
+	n = 0;
+	if (sroce_psn_cmp(req->acked, swqe->first_psn) > 0)
+		n = (req->acked - swqe->first_psn) & SROCE_BTH_PSN_MASK;
+	req->off = min(n * req->mtu, swqe->len);
+	if (req->off == swqe->len && swqe->len)
+		req->off -= (swqe->len - 1) % req->mtu + 1;
+	req->psn = sroce_psn_add(swqe->first_psn, req->off / req->mtu);
+}
+
+/* Context: process (doorbell) or softirq; takes sq_lock. */
+void sroce_req_kick(struct sroce_qp *qp)
+{
+	enum sroce_req_stop stop;
+
+	spin_lock_bh(&qp->sq_lock);
+	sroce_req_set_doorbell(qp, false);
+	smp_mb(); /* flag store before prod load; pairs with the provider */
+	stop = sroce_req_run(qp, SROCE_REQ_BUDGET_POST);
+	spin_unlock_bh(&qp->sq_lock);
+	if (stop == SROCE_REQ_BUDGET)
+		queue_work(sroce_wq, &qp->send_work);
+}
+
+void sroce_req_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, send_work);
+	enum sroce_req_stop stop;
+
+	do {
+		spin_lock_bh(&qp->sq_lock);
+		sroce_req_set_doorbell(qp, false);
+		smp_mb(); /* as in sroce_req_kick() */
+		stop = sroce_req_run(qp, SROCE_REQ_BUDGET_WORK);
+		spin_unlock_bh(&qp->sq_lock);
+		cond_resched();
+	} while (stop == SROCE_REQ_BUDGET);
+}
+
+/*
+ * The doorbell: uverbs' POST_SEND with no work requests, which the
+ * provider sends only when the kernel said it stopped reading the queue.
+ * sroce makes no kernel QPs, so there is never a list to post.
+ */
+static int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			   const struct ib_send_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	if (wr) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		queue_work(sroce_wq, &qp->err_work);
+	else
+		sroce_req_kick(qp);
+	return 0;
+}
+
+/*
+ * post_recv is left out on purpose: with it the core would take sroce for
+ * a kernel verbs provider and ib_mad would make a GSI QP, which sroce does
+ * not run yet. User receive queues are filled without system calls.
+ */
+const struct ib_device_ops sroce_req_ops = {
+	.post_send = sroce_post_send,
+};

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The send side of a QP: the requester turns send WQEs into packets, the
+ * completer turns the answers (ACKs, NAKs, read responses, atomic ACKs)
+ * and timeouts into completions and retransmissions.
+ */
+#ifndef SROCE_REQ_H
+#define SROCE_REQ_H
+
+#include <linux/types.h>
+
+struct sroce_pkt;
+struct sroce_qp;
+struct sroce_swqe;
+struct work_struct;
+
+/* Unacknowledged packets a QP may have on the wire. */
+#define SROCE_MAX_INFLIGHT	256
+/* A requester asks for an ACK at least once in this many packets. */
+#define SROCE_ACK_EVERY		32
+
+/* What a run of the requester stopped on. */
+enum sroce_req_stop {
+	SROCE_REQ_IDLE,		/* nothing posted: the doorbell is armed */
+	SROCE_REQ_BLOCKED,	/* window, reads, fence, RNR: an answer kicks */
+	SROCE_REQ_BUDGET,	/* more to send: the worker goes on */
+};
+
+int sroce_req_init(struct sroce_qp *qp);
+void sroce_req_fini(struct sroce_qp *qp);
+void sroce_req_start(struct sroce_qp *qp);
+void sroce_req_reset(struct sroce_qp *qp);
+enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget);
+void sroce_req_kick(struct sroce_qp *qp);
+void sroce_req_work(struct work_struct *work);
+void sroce_req_rewind(struct sroce_qp *qp);
+
+void sroce_comp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_comp_complete(struct sroce_qp *qp);
+void sroce_comp_arm_timer(struct sroce_qp *qp);
+void sroce_comp_timeout(struct timer_list *t);
+void sroce_comp_rnr_timeout(struct timer_list *t);
+void sroce_comp_fail(struct sroce_qp *qp, struct sroce_swqe *swqe,
+		     u8 status);
+
+extern const struct ib_device_ops sroce_req_ops;
+
+#endif /* SROCE_REQ_H */

@@ -1,0 +1,783 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The responder: requests arriving for an RC or UC QP are checked in the
+ * order IBTA 9.7.5 gives (PSN, opcode sequence, resources, rights) and
+ * executed in the softirq that received them: sends are copied into the
+ * receive WQE's buffers, writes into the target MR, atomics done on the
+ * target's memory; reads and atomics are answered from a small table of
+ * resources (max_dest_rd_atomic entries) that also answers duplicates.
+ *
+ * Answers leave in PSN order: read responses and atomic ACKs are queued
+ * first in, first out, and an ACK for a later request waits behind them.
+ * Read responses past a budget are left to a worker.
+ */
+#include <linux/atomic.h>
+#include <linux/highmem.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+
+#include "counters.h"
+#include "cq.h"
+#include "device.h"
+#include "limits.h"
+#include "mr.h"
+#include "msg.h"
+#include "net.h"
+#include "payload.h"
+#include "pkt.h"
+#include "qp.h"
+#include "resp.h"
+#include "srq.h"
+
+/* Answer packets sent from the softirq before the worker takes over. */
+#define SROCE_RESP_BUDGET_RX	32
+#define SROCE_RESP_BUDGET_WORK	256
+
+/* What executing a request came to. */
+enum sroce_verdict {
+	SROCE_ACCEPT,
+	SROCE_RNR,
+	SROCE_NAK_INV,
+	SROCE_NAK_ACCESS,
+	SROCE_NAK_OP,
+};
+
+int sroce_resp_init(struct sroce_qp *qp, u32 rwqe_bytes)
+{
+	qp->resp.rwqe = kzalloc(rwqe_bytes, GFP_KERNEL);
+	if (!qp->resp.rwqe)
+		return -ENOMEM;
+	qp->resp.rwqe_bytes = rwqe_bytes;
+	qp->resp.max_sge = (rwqe_bytes - sizeof(struct sroce_recv_wqe)) /
+			   sizeof(struct sroce_sge);
+	INIT_WORK(&qp->resp_work, sroce_resp_work);
+	return 0;
+}
+
+void sroce_resp_fini(struct sroce_qp *qp)
+{
+	cancel_work_sync(&qp->resp_work);
+	kfree(qp->resp.res);
+	kfree(qp->resp.rwqe);
+}
+
+/**
+ * sroce_resp_set_res() - size the table of read and atomic resources
+ * @qp: the QP
+ * @n: max_dest_rd_atomic
+ *
+ * Context: modify_qp, process.
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_resp_set_res(struct sroce_qp *qp, u32 n)
+{
+	struct sroce_rd_res *res, *old;
+
+	n = max(n, 1U);
+	res = kcalloc(n, sizeof(*res), GFP_KERNEL);
+	if (!res)
+		return -ENOMEM;
+	spin_lock_bh(&qp->rq_lock);
+	old = qp->resp.res;
+	qp->resp.res = res;
+	qp->resp.nres = n;
+	qp->resp.res_head = 0;
+	qp->resp.res_send = 0;
+	spin_unlock_bh(&qp->rq_lock);
+	kfree(old);
+	return 0;
+}
+
+/* Context: rq_lock held. */
+void sroce_resp_reset(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	resp->op = 0;
+	resp->has_rwqe = false;
+	resp->nak_sent = false;
+	resp->uc_drop = false;
+	resp->ack_pending = false;
+	resp->res_head = 0;
+	resp->res_send = 0;
+	if (resp->res)
+		memset(resp->res, 0, resp->nres * sizeof(*resp->res));
+}
+
+/* Context: modify_qp to RTR, rq_lock held. */
+void sroce_resp_start(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	sroce_resp_reset(qp);
+	resp->psn = qp->attr.rq_psn;
+	resp->msn = 0;
+	resp->mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+}
+
+static struct sk_buff *sroce_resp_alloc(struct sroce_qp *qp, u8 opcode,
+					u32 psn, u32 len)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sk_buff *skb;
+
+	skb = sroce_net_alloc(sdev, &qp->av, sroce_opcode[opcode].hdr_len + len,
+			      GFP_ATOMIC);
+	if (skb)
+		sroce_bth_init((struct sroce_bth *)skb->data, opcode, false,
+			       sroce_pad(len), SROCE_DEFAULT_PKEY,
+			       qp->attr.dest_qp_num, psn, false);
+	return skb;
+}
+
+static void sroce_resp_aeth(struct sroce_qp *qp, struct sk_buff *skb,
+			    u8 opcode, u8 syn)
+{
+	struct sroce_aeth *aeth;
+
+	aeth = (void *)(skb->data + sroce_hdr_offset(opcode, SROCE_HAS_AETH));
+	aeth->smsn = cpu_to_be32((u32)syn << SROCE_AETH_SYN_SHIFT |
+				 (qp->resp.msn & SROCE_AETH_MSN_MASK));
+}
+
+/* Sends an ACK, RNR NAK or NAK (@syn) for @psn. */
+static void sroce_resp_send_ack(struct sroce_qp *qp, u8 syn, u32 psn)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sk_buff *skb;
+
+	skb = sroce_resp_alloc(qp, SROCE_OP_ACK, psn, 0);
+	if (!skb)
+		return;	/* as if lost: the requester retransmits */
+	sroce_resp_aeth(qp, skb, SROCE_OP_ACK, syn);
+	sroce_net_xmit(sdev, &qp->av, skb, qp->sport);
+	if ((syn & SROCE_SYN_TYPE_MASK) == SROCE_SYN_ACK)
+		sroce_count(sdev, SROCE_CNT_ACK_SENT);
+	else if ((syn & SROCE_SYN_TYPE_MASK) == SROCE_SYN_RNR_NAK)
+		sroce_count(sdev, SROCE_CNT_RNR_NAK_SENT);
+	else
+		sroce_count(sdev, SROCE_CNT_NAK_SENT);
+}
+
+/* An ACK for @psn, after any answers still queued before it. */
+static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	if (resp->res_send != resp->res_head) {
+		resp->ack_psn = psn;
+		resp->ack_pending = true;
+		return;
+	}
+	sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS, psn);
+}
+
+/* One read response packet of @res; false when it could not be built. */
+static bool sroce_resp_read_packet(struct sroce_qp *qp,
+				   struct sroce_rd_res *res)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	u32 len = min(res->len, qp->resp.mtu);
+	bool first = res->psn == res->first_psn;
+	bool last = res->psn == res->last_psn;
+	bool zcopy = sroce_payload_zcopy(sdev, len);
+	struct sroce_mr *mr = NULL;
+	struct sk_buff *skb;
+	u8 op;
+	int err = 0;
+
+	op = first && last ? SROCE_OP_READ_RESP_ONLY :
+	     first ? SROCE_OP_READ_RESP_FIRST :
+	     last ? SROCE_OP_READ_RESP_LAST : SROCE_OP_READ_RESP_MIDDLE;
+	if (len) {
+		mr = sroce_mr_get(sdev, res->rkey);
+		if (!mr)
+			return false;
+		if (sroce_mr_check(mr, qp->ibqp.pd, res->va, len,
+				   IB_ACCESS_REMOTE_READ))
+			goto err_put;
+	}
+again:
+	skb = sroce_resp_alloc(qp, op, res->psn, zcopy ? 0 : len);
+	if (!skb)
+		goto err_put;
+	if (sroce_opcode[op].mask & SROCE_HAS_AETH)
+		sroce_resp_aeth(qp, skb, op, SROCE_SYN_ACK |
+				SROCE_SYN_NO_CREDITS);
+	if (len)
+		err = sroce_payload_mr(skb, zcopy ? NULL :
+				       skb->data + sroce_opcode[op].hdr_len,
+				       mr, res->va, len);
+	if (err) {
+		kfree_skb(skb);
+		zcopy = false;
+		goto again;
+	}
+	if (mr)
+		sroce_mr_put(mr);
+	if (zcopy && len)
+		sroce_count(sdev, SROCE_CNT_TX_ZEROCOPY);
+	sroce_net_xmit(sdev, &qp->av, skb, qp->sport);
+	res->psn = sroce_psn_add(res->psn, 1);
+	res->va += len;
+	res->len -= len;
+	return true;
+
+err_put:
+	if (mr)
+		sroce_mr_put(mr);
+	return false;
+}
+
+static void sroce_resp_atomic_ack(struct sroce_qp *qp,
+				  const struct sroce_rd_res *res)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_atomic_ack_eth *ack;
+	struct sk_buff *skb;
+
+	skb = sroce_resp_alloc(qp, SROCE_OP_ATOMIC_ACK, res->first_psn, 0);
+	if (!skb)
+		return;
+	sroce_resp_aeth(qp, skb, SROCE_OP_ATOMIC_ACK,
+			SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS);
+	ack = (void *)(skb->data + sroce_hdr_offset(SROCE_OP_ATOMIC_ACK,
+						    SROCE_HAS_ATOMICACKETH));
+	ack->orig = cpu_to_be64(res->orig);
+	sroce_net_xmit(sdev, &qp->av, skb, qp->sport);
+}
+
+/**
+ * sroce_resp_serve() - send queued answers, oldest first, within a budget
+ * @qp: the QP
+ * @budget: packets at most
+ *
+ * Context: rq_lock held.
+ * Return: true when answers are left to send.
+ */
+static bool sroce_resp_serve(struct sroce_qp *qp, unsigned int budget)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_res *res;
+
+	while (resp->res_send != resp->res_head && budget) {
+		res = &resp->res[resp->res_send % resp->nres];
+		if (res->op != SROCE_OP_READ_REQ) {
+			sroce_resp_atomic_ack(qp, res);
+			budget--;
+		} else {
+			while (budget && sroce_psn_cmp(res->psn,
+						       res->last_psn) <= 0) {
+				/*
+				 * The MR went away: the requester times
+				 * out, asks again, and gets a NAK then.
+				 */
+				if (!sroce_resp_read_packet(qp, res))
+					break;
+				budget--;
+			}
+			if (sroce_psn_cmp(res->psn, res->last_psn) <= 0 &&
+			    budget)
+				res->psn = sroce_psn_add(res->last_psn, 1);
+			if (sroce_psn_cmp(res->psn, res->last_psn) <= 0)
+				break;
+		}
+		resp->res_send++;
+	}
+	if (resp->res_send != resp->res_head)
+		return true;
+	if (resp->ack_pending) {
+		resp->ack_pending = false;
+		sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS,
+				    resp->ack_psn);
+	}
+	return false;
+}
+
+void sroce_resp_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
+	bool more;
+
+	do {
+		spin_lock_bh(&qp->rq_lock);
+		more = READ_ONCE(qp->state) >= IB_QPS_RTR &&
+		       READ_ONCE(qp->state) != IB_QPS_ERR &&
+		       sroce_resp_serve(qp, SROCE_RESP_BUDGET_WORK);
+		spin_unlock_bh(&qp->rq_lock);
+		cond_resched();
+	} while (more);
+}
+
+/* A new entry in the resource table; NULL when all are still answering. */
+static struct sroce_rd_res *sroce_resp_new_res(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_res *res;
+
+	if (resp->res_head - resp->res_send >= resp->nres)
+		return NULL;
+	res = &resp->res[resp->res_head % resp->nres];
+	memset(res, 0, sizeof(*res));
+	return res;
+}
+
+/* Takes the next receive WQE; false when there is none (RNR). */
+bool sroce_resp_take_rwqe(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	int ret;
+
+	if (qp->ibqp.srq)
+		ret = sroce_srq_take(to_ssrq(qp->ibqp.srq), resp->rwqe,
+				     resp->rwqe_bytes);
+	else
+		ret = sroce_wq_take(&qp->rq, resp->rwqe, qp->rq.q.stride);
+	if (ret <= 0)
+		return false;
+	/* The SGE count is the process's word: bound it by the buffer. */
+	if (resp->rwqe->num_sge > resp->max_sge)
+		resp->rwqe->num_sge = 0;
+	resp->has_rwqe = true;
+	resp->off = 0;
+	return true;
+}
+
+/* Completes the receive WQE in use with @status. */
+static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				u8 status, u32 opcode, u32 byte_len)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_cqe cqe = {
+		.wr_id = resp->rwqe->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.qp_num = qp->ibqp.qp_num,
+		.src_qp = qp->attr.dest_qp_num,
+		.port_num = 1,
+	};
+
+	if (!status && pkt->mask & SROCE_HAS_IMMDT) {
+		cqe.ex.imm_data = *(__be32 *)sroce_pkt_hdr(pkt, SROCE_HAS_IMMDT);
+		cqe.wc_flags |= SROCE_WC_WITH_IMM;
+	}
+	if (!status && pkt->mask & SROCE_HAS_IETH) {
+		cqe.ex.invalidate_rkey =
+			be32_to_cpu(*(__be32 *)sroce_pkt_hdr(pkt,
+							     SROCE_HAS_IETH));
+		cqe.wc_flags |= SROCE_WC_WITH_INVALIDATE;
+	}
+	resp->has_rwqe = false;
+	sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt->se);
+}
+
+/* The packet's payload is one MTU unless it is the message's last. */
+static bool sroce_resp_len_ok(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	if (pkt->mask & SROCE_LAST)
+		return pkt->paylen <= qp->resp.mtu;
+	return pkt->paylen == qp->resp.mtu;
+}
+
+static enum sroce_verdict sroce_resp_send(struct sroce_qp *qp,
+					  struct sroce_pkt *pkt)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_resp *resp = &qp->resp;
+	int err;
+
+	if (!sroce_resp_len_ok(qp, pkt))
+		return SROCE_NAK_INV;
+	if (pkt->mask & SROCE_FIRST && !resp->has_rwqe &&
+	    !sroce_resp_take_rwqe(qp))
+		return SROCE_RNR;
+	if (pkt->mask & SROCE_FIRST)
+		resp->off = 0;
+	err = sroce_payload_scatter(sdev, qp->ibqp.pd, resp->rwqe->sge,
+				    resp->rwqe->num_sge, resp->off, pkt->skb,
+				    sroce_pkt_payoff(pkt), pkt->paylen);
+	if (err) {
+		sroce_resp_complete(qp, pkt, err == -EMSGSIZE ?
+				    IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR,
+				    IB_WC_RECV, resp->off);
+		return err == -EMSGSIZE ? SROCE_NAK_INV : SROCE_NAK_OP;
+	}
+	resp->off += pkt->paylen;
+	resp->op = SROCE_SEND;
+	if (pkt->mask & SROCE_LAST) {
+		sroce_resp_complete(qp, pkt, IB_WC_SUCCESS, IB_WC_RECV,
+				    resp->off);
+		resp->op = 0;
+	}
+	return SROCE_ACCEPT;
+}
+
+/* Looks up @rkey for @len bytes at @va with @access; NULL if refused. */
+static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
+				      u32 len, u32 access)
+{
+	struct sroce_mr *mr = sroce_mr_get(to_sdev(qp->ibqp.device), rkey);
+
+	if (mr && sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+		sroce_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
+}
+
+/* Is a read's rkey good for the range its RETH asks for? */
+static bool sroce_resp_mr_ok(struct sroce_qp *qp,
+			     const struct sroce_reth *reth)
+{
+	u32 len = be32_to_cpu(reth->len);
+	struct sroce_mr *mr;
+
+	if (!len)
+		return true;
+	mr = sroce_resp_mr(qp, be32_to_cpu(reth->rkey), be64_to_cpu(reth->va),
+			   len, IB_ACCESS_REMOTE_READ);
+	if (!mr)
+		return false;
+	sroce_mr_put(mr);
+	return true;
+}
+
+static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
+					   struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_reth *reth;
+	struct sroce_mr *mr;
+	int err;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
+		return SROCE_NAK_INV;
+	if (pkt->mask & SROCE_FIRST) {
+		reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
+		resp->va = be64_to_cpu(reth->va);
+		resp->rkey = be32_to_cpu(reth->rkey);
+		resp->len = be32_to_cpu(reth->len);
+		resp->remaining = resp->len;
+		/* The whole range is checked once, before any byte lands. */
+		if (resp->len) {
+			mr = sroce_resp_mr(qp, resp->rkey, resp->va, resp->len,
+					   IB_ACCESS_REMOTE_WRITE);
+			if (!mr)
+				return SROCE_NAK_ACCESS;
+			sroce_mr_put(mr);
+		}
+	}
+	if (!sroce_resp_len_ok(qp, pkt) || pkt->paylen > resp->remaining ||
+	    (pkt->mask & SROCE_LAST && pkt->paylen != resp->remaining))
+		return SROCE_NAK_INV;
+	/* The immediate needs a receive WQE: none is an RNR, before writing. */
+	if (pkt->mask & SROCE_HAS_IMMDT && !resp->has_rwqe &&
+	    !sroce_resp_take_rwqe(qp))
+		return SROCE_RNR;
+	if (pkt->paylen) {
+		mr = sroce_resp_mr(qp, resp->rkey, resp->va, pkt->paylen,
+				   IB_ACCESS_REMOTE_WRITE);
+		if (!mr)
+			return SROCE_NAK_ACCESS;
+		err = sroce_mr_copy_from_skb(mr, resp->va, pkt->skb,
+					     sroce_pkt_payoff(pkt),
+					     pkt->paylen);
+		sroce_mr_put(mr);
+		if (err)
+			return SROCE_NAK_INV;
+	}
+	resp->va += pkt->paylen;
+	resp->remaining -= pkt->paylen;
+	resp->op = SROCE_WRITE;
+	if (pkt->mask & SROCE_LAST) {
+		if (pkt->mask & SROCE_HAS_IMMDT)
+			sroce_resp_complete(qp, pkt, IB_WC_SUCCESS,
+					    IB_WC_RECV_RDMA_WITH_IMM, resp->len);
+		resp->op = 0;
+	}
+	return SROCE_ACCEPT;
+}
+
+static enum sroce_verdict sroce_resp_read(struct sroce_qp *qp,
+					  struct sroce_pkt *pkt)
+{
+	struct sroce_reth *reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_res *res;
+	u32 len = be32_to_cpu(reth->len);
+	u64 va = be64_to_cpu(reth->va);
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ) ||
+	    len > SROCE_MAX_MSG_SZ)
+		return SROCE_NAK_INV;
+	if (!sroce_resp_mr_ok(qp, reth))
+		return SROCE_NAK_ACCESS;
+	res = sroce_resp_new_res(qp);
+	if (!res)
+		return SROCE_NAK_INV;	/* more reads than agreed */
+	res->op = SROCE_OP_READ_REQ;
+	res->first_psn = pkt->psn;
+	res->last_psn = sroce_psn_add(pkt->psn,
+				      sroce_msg_npkts(len, resp->mtu) - 1);
+	res->psn = pkt->psn;
+	res->va = va;
+	res->rkey = be32_to_cpu(reth->rkey);
+	res->len = len;
+	resp->res_head++;
+	/* The responses take the PSNs up to the last one. */
+	resp->psn = res->last_psn;
+	return SROCE_ACCEPT;
+}
+
+/* Does the atomic on 8 bytes of an MR page, atomically with the CPUs. */
+static u64 sroce_resp_do_atomic(struct sroce_mr *mr, u64 va, u8 op,
+				u64 swap_add, u64 compare)
+{
+	unsigned int off;
+	struct page *page;
+	atomic64_t *p;
+	void *kva;
+	u64 orig;
+
+	if (mr->umem) {
+		page = sroce_mr_page(mr, va, &off);
+		kva = kmap_local_page(page);
+		p = kva + off;
+	} else {
+		kva = NULL;
+		p = (atomic64_t *)(uintptr_t)va;
+	}
+	if (op == SROCE_OP_CMP_SWAP)
+		orig = atomic64_cmpxchg(p, compare, swap_add);
+	else
+		orig = atomic64_fetch_add(swap_add, p);
+	if (kva)
+		kunmap_local(kva);
+	return orig;
+}
+
+static enum sroce_verdict sroce_resp_atomic(struct sroce_qp *qp,
+					    struct sroce_pkt *pkt)
+{
+	struct sroce_atomic_eth *aeth = sroce_pkt_hdr(pkt, SROCE_HAS_ATOMICETH);
+	u64 va = be64_to_cpu(aeth->va);
+	struct sroce_rd_res *res;
+	struct sroce_mr *mr;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC))
+		return SROCE_NAK_INV;
+	/* 9.4.5: the address must be naturally aligned. */
+	if (va & (sizeof(u64) - 1))
+		return SROCE_NAK_INV;
+	mr = sroce_resp_mr(qp, be32_to_cpu(aeth->rkey), va, sizeof(u64),
+			   IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr)
+		return SROCE_NAK_ACCESS;
+	res = sroce_resp_new_res(qp);
+	if (!res) {
+		sroce_mr_put(mr);
+		return SROCE_NAK_INV;
+	}
+	res->op = pkt->opcode & ~SROCE_TRANSPORT_MASK;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->psn = pkt->psn;
+	res->orig = sroce_resp_do_atomic(mr, va, res->op,
+					 be64_to_cpu(aeth->swap_add),
+					 be64_to_cpu(aeth->compare));
+	sroce_mr_put(mr);
+	qp->resp.res_head++;
+	return SROCE_ACCEPT;
+}
+
+static enum sroce_verdict sroce_resp_execute(struct sroce_qp *qp,
+					     struct sroce_pkt *pkt)
+{
+	if (!sroce_msg_in_sequence(qp->resp.op, pkt->mask))
+		return SROCE_NAK_INV;
+	if (pkt->mask & SROCE_SEND)
+		return sroce_resp_send(qp, pkt);
+	if (pkt->mask & SROCE_WRITE)
+		return sroce_resp_write(qp, pkt);
+	if (pkt->mask & SROCE_READ)
+		return sroce_resp_read(qp, pkt);
+	return sroce_resp_atomic(qp, pkt);
+}
+
+static const u8 sroce_verdict_nak[] = {
+	[SROCE_NAK_INV] = SROCE_NAK_INVALID_REQ,
+	[SROCE_NAK_ACCESS] = SROCE_NAK_REMOTE_ACCESS,
+	[SROCE_NAK_OP] = SROCE_NAK_REMOTE_OP,
+};
+
+/* Class C/D errors (9.9.3): NAK, and the QP is done for. */
+static void sroce_resp_fatal(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			     enum sroce_verdict v)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	if (resp->has_rwqe)
+		sroce_resp_complete(qp, pkt, v == SROCE_NAK_ACCESS ?
+				    IB_WC_REM_ACCESS_ERR : IB_WC_REM_INV_REQ_ERR,
+				    IB_WC_RECV, resp->off);
+	sroce_resp_send_ack(qp, SROCE_SYN_NAK | sroce_verdict_nak[v], pkt->psn);
+	sroce_qp_error(qp);
+}
+
+/* A request already executed came again: its answer was lost. */
+static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_res *res, *hit = NULL, copy;
+	struct sroce_reth *reth;
+	u32 i;
+
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUPLICATE);
+	if (!(pkt->mask & (SROCE_READ | SROCE_ATOMIC))) {
+		/* Send or write: say again how far we got. */
+		if (pkt->ack_req)
+			sroce_resp_ack(qp, sroce_psn_add(resp->psn,
+							 SROCE_BTH_PSN_MASK));
+		return;
+	}
+	for (i = 0; i < resp->nres; i++) {
+		res = &resp->res[i];
+		if (res->op && sroce_psn_cmp(pkt->psn, res->first_psn) >= 0 &&
+		    sroce_psn_cmp(pkt->psn, res->last_psn) <= 0)
+			hit = res;
+	}
+	if (!hit || !(pkt->mask & SROCE_ATOMIC) != (hit->op == SROCE_OP_READ_REQ))
+		return;	/* too old to answer: dropped, as 9.7.5.1.1 allows */
+	if (pkt->mask & SROCE_ATOMIC && pkt->psn != hit->first_psn)
+		return;
+	reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
+	if (pkt->mask & SROCE_READ && !sroce_resp_mr_ok(qp, reth))
+		return;
+	/* The new entry may be the slot @hit is in: copy first. */
+	copy = *hit;
+	res = sroce_resp_new_res(qp);
+	if (!res)
+		return;
+	*res = copy;
+	if (pkt->mask & SROCE_READ) {
+		/* Answer from where the requester says it lacks data. */
+		res->psn = pkt->psn;
+		res->va = be64_to_cpu(reth->va);
+		res->len = be32_to_cpu(reth->len);
+	}
+	resp->res_head++;
+}
+
+static void sroce_resp_rc(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_resp *resp = &qp->resp;
+	int d = sroce_psn_cmp(pkt->psn, resp->psn);
+	enum sroce_verdict v;
+
+	if (d < 0) {
+		sroce_resp_duplicate(qp, pkt);
+		return;
+	}
+	if (d > 0) {
+		/* A gap: one NAK says where to go back to (9.7.5.1.1). */
+		sroce_count(sdev, SROCE_CNT_RX_OUT_OF_SEQ);
+		if (!resp->nak_sent) {
+			resp->nak_sent = true;
+			sroce_resp_send_ack(qp, SROCE_SYN_NAK |
+					    SROCE_NAK_PSN_SEQ, resp->psn);
+		}
+		return;
+	}
+	v = sroce_resp_execute(qp, pkt);
+	if (v == SROCE_RNR) {
+		sroce_resp_send_ack(qp, SROCE_SYN_RNR_NAK |
+				    qp->attr.min_rnr_timer, pkt->psn);
+		return;
+	}
+	if (v != SROCE_ACCEPT) {
+		sroce_resp_fatal(qp, pkt, v);
+		return;
+	}
+	resp->nak_sent = false;
+	resp->psn = sroce_psn_add(resp->psn, 1);
+	if (pkt->mask & SROCE_LAST && !(pkt->mask & SROCE_ACK))
+		resp->msn++;
+	if (pkt->mask & (SROCE_READ | SROCE_ATOMIC))
+		return;
+	if (pkt->ack_req)
+		sroce_resp_ack(qp, pkt->psn);
+}
+
+/*
+ * UC: nothing is acknowledged, nothing retransmitted. A lost packet costs
+ * the message it was in; the responder waits for the next first packet.
+ */
+static void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_resp *resp = &qp->resp;
+
+	if (pkt->psn != resp->psn) {
+		sroce_count(sdev, SROCE_CNT_RX_OUT_OF_SEQ);
+		resp->op = 0;
+	}
+	resp->psn = sroce_psn_add(pkt->psn, 1);
+	if (sroce_resp_execute(qp, pkt) != SROCE_ACCEPT) {
+		sroce_count(sdev, SROCE_CNT_RX_DROPPED);
+		resp->op = 0;
+	}
+}
+
+/**
+ * sroce_resp_rx() - a request for this QP
+ * @qp: an RC or UC QP
+ * @pkt: a request packet, its headers checked for the QP's type
+ *
+ * Context: softirq.
+ */
+void sroce_resp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	u8 state;
+	bool more;
+
+	spin_lock_bh(&qp->rq_lock);
+	state = READ_ONCE(qp->state);
+	if (state < IB_QPS_RTR || state == IB_QPS_ERR) {
+		spin_unlock_bh(&qp->rq_lock);
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DROPPED);
+		return;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		sroce_resp_rc(qp, pkt);
+	else
+		sroce_resp_uc(qp, pkt);
+	more = sroce_resp_serve(qp, SROCE_RESP_BUDGET_RX);
+	spin_unlock_bh(&qp->rq_lock);
+	if (more)
+		queue_work(sroce_wq, &qp->resp_work);
+}
+
+/* Flushes the receive WQE in use and the receive ring. Context: process. */
+void sroce_resp_flush(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+		.port_num = 1,
+	};
+
+	spin_lock_bh(&qp->rq_lock);
+	if (resp->has_rwqe) {
+		cqe.wr_id = resp->rwqe->wr_id;
+		resp->has_rwqe = false;
+		sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, false);
+	}
+	resp->op = 0;
+	resp->res_send = resp->res_head;
+	resp->ack_pending = false;
+	spin_unlock_bh(&qp->rq_lock);
+}

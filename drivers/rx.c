@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Receive dispatch: a packet the netdev layer checked (headers, ICRC) is
+ * matched to its QP and handed to the responder (requests) or the
+ * completer (answers). Nothing here trusts the packet beyond its syntax:
+ * a QP number, type, partition or source that does not match is dropped
+ * and counted.
+ */
+#include <linux/skbuff.h>
+#include <rdma/ib_verbs.h>
+
+#include "counters.h"
+#include "device.h"
+#include "net.h"
+#include "pkt.h"
+#include "qp.h"
+#include "req.h"
+#include "resp.h"
+#include "ud.h"
+
+/* The only partition RoCE has: 0x7fff with either membership bit. */
+static bool sroce_pkey_ok(const struct sroce_pkt *pkt)
+{
+	return (be16_to_cpu(pkt->bth->pkey) & 0x7fff) ==
+	       (SROCE_DEFAULT_PKEY & 0x7fff);
+}
+
+/* A connected QP hears only from the peer it was connected to. */
+static bool sroce_rx_peer_ok(const struct sroce_qp *qp,
+			     const struct sroce_pkt *pkt)
+{
+	return !memcmp(&pkt->sgid, &qp->av.dgid, sizeof(pkt->sgid));
+}
+
+/**
+ * sroce_rx() - deliver a checked packet to its QP
+ * @sdev: the device it arrived on
+ * @pkt: the packet; its skb is consumed
+ *
+ * Context: softirq (the netdev's receive path, or loopback).
+ */
+void sroce_rx(struct sroce_dev *sdev, struct sroce_pkt *pkt)
+{
+	enum sroce_counter drop = SROCE_CNT_RX_NO_QP;
+	struct sroce_qp *qp;
+
+	qp = sroce_qp_get(sdev, pkt->qpn);
+	if (!qp)
+		goto out;
+	if (!(pkt->mask & sroce_qpt_bit(qp->ibqp.qp_type)))
+		goto put;
+	if (!sroce_pkey_ok(pkt)) {
+		drop = SROCE_CNT_RX_BAD_PKEY;
+		goto put;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_UD)
+		sroce_ud_rx(qp, pkt);
+	else if (!sroce_rx_peer_ok(qp, pkt))
+		goto put;
+	else if (pkt->mask & SROCE_REQUEST)
+		sroce_resp_rx(qp, pkt);
+	else if (qp->ibqp.qp_type == IB_QPT_RC)
+		sroce_comp_rx(qp, pkt);
+	sroce_qp_put(qp);
+	consume_skb(pkt->skb);
+	return;
+
+put:
+	sroce_qp_put(qp);
+out:
+	sroce_count(sdev, drop);
+	kfree_skb(pkt->skb);
+}
