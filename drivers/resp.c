@@ -631,6 +631,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_rd_res *res, *hit = NULL, copy;
 	struct sroce_reth *reth;
+	bool is_read;
 	u32 i;
 
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUPLICATE);
@@ -647,7 +648,8 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		    sroce_psn_cmp(pkt->psn, res->last_psn) <= 0)
 			hit = res;
 	}
-	if (!hit || !(pkt->mask & SROCE_ATOMIC) != (hit->op == SROCE_OP_READ_REQ))
+	is_read = hit && hit->op == SROCE_OP_READ_REQ;
+	if (!hit || !(pkt->mask & SROCE_ATOMIC) != is_read)
 		return;	/* too old to answer: dropped, as 9.7.5.1.1 allows */
 	if (pkt->mask & SROCE_ATOMIC && pkt->psn != hit->first_psn)
 		return;

@@ -101,5 +101,6 @@ int sroce_wq_peek(struct sroce_wq *wq, u32 idx, void *wqe, size_t len)
 void sroce_wq_release(struct sroce_wq *wq)
 {
 	wq->cons++;
+	/* The slot's last use is over before the producer may reuse it. */
 	smp_store_release(&wq->q.hdr->cons, wq->cons);
 }

@@ -89,14 +89,15 @@ static void one_packet_requests(struct kunit *test)
 	const u8 ops[] = { SROCE_OP_READ_REQ, SROCE_OP_CMP_SWAP,
 			   SROCE_OP_FETCH_ADD };
 	unsigned int i;
+	u32 mask;
 
 	for (i = 0; i < ARRAY_SIZE(ops); i++) {
 		KUNIT_EXPECT_EQ(test, sroce_msg_opcode(ops[i], 0, true, true),
 				ops[i]);
 		KUNIT_EXPECT_EQ(test, sroce_opcode[ops[i]].mask & SROCE_ONLY,
 				(u32)SROCE_ONLY);
-		KUNIT_EXPECT_TRUE(test, sroce_msg_in_sequence(0,
-						sroce_opcode[ops[i]].mask));
+		mask = sroce_opcode[ops[i]].mask;
+		KUNIT_EXPECT_TRUE(test, sroce_msg_in_sequence(0, mask));
 	}
 }
 
