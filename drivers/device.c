@@ -116,6 +116,11 @@ static void sroce_set_verbs(struct ib_device *ibdev)
 
 	for (i = 0; i < ARRAY_SIZE(sroce_verbs); i++)
 		ib_set_device_ops(ibdev, sroce_verbs[i]);
+	/*
+	 * The core leaves the data-path write commands off by default; the
+	 * doorbell is POST_SEND with no work requests.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 }
 
 /**
