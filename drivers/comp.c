@@ -156,7 +156,7 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 		swqe = sroce_swqe_at(qp, idx);
 		if (swqe->done)
 			continue;
-		if (!swqe->sent && idx == req->cur)
+		if (!swqe->numbered)
 			break;
 		if (sroce_is_rd_op(swqe->wire_op)) {
 			if (nak_reads &&

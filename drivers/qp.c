@@ -240,6 +240,7 @@ static int sroce_qp_init_runtime(struct sroce_qp *qp, struct ib_udata *udata,
 		return -ENOMEM;
 	qp->ref->qp = qp;
 	refcount_set(&qp->ref->count, 1);
+	refcount_set(&qp->ref->mem, 1);
 	init_completion(&qp->ref->done);
 	err = sroce_req_init(qp);
 	if (err)
@@ -262,12 +263,53 @@ err_ref:
 	return err;
 }
 
+static void sroce_qp_ref_release(struct sroce_qp_ref *ref)
+{
+	if (refcount_dec_and_test(&ref->mem))
+		kfree_rcu(ref, rcu);
+}
+
 static void sroce_qp_fini_runtime(struct sroce_qp *qp)
 {
 	sroce_req_fini(qp);
 	sroce_resp_fini(qp);
 	cancel_work_sync(&qp->err_work);
-	kfree_rcu(qp->ref, rcu);
+	sroce_qp_ref_release(qp->ref);
+}
+
+/*
+ * A packet of the QP's is freed: sent, dropped, or received back. At the
+ * low-water mark the requester and the responder, which may have stopped
+ * at the high one, go on.
+ */
+static void sroce_qp_skb_done(struct sk_buff *skb)
+{
+	struct sroce_qp_ref *ref = skb_shinfo(skb)->destructor_arg;
+
+	if (atomic_dec_return(&ref->inflight) == SROCE_INFLIGHT_LOW &&
+	    refcount_inc_not_zero(&ref->count)) {
+		queue_work(sroce_wq, &ref->qp->send_work);
+		queue_work(sroce_wq, &ref->qp->resp_work);
+		sroce_qp_put(ref->qp);
+	}
+	sroce_qp_ref_release(ref);
+}
+
+/**
+ * sroce_qp_own_skb() - count a packet against the QP until it is freed
+ * @qp: the QP sending it
+ * @skb: a packet from sroce_net_alloc(), not yet sent
+ *
+ * The QP has no socket to charge the packet to; its destructor finds the
+ * QP's reference object through the shared info's destructor_arg, which
+ * only zerocopy skbs use otherwise and these are not.
+ */
+void sroce_qp_own_skb(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	refcount_inc(&qp->ref->mem);
+	atomic_inc(&qp->ref->inflight);
+	skb_shinfo(skb)->destructor_arg = qp->ref;
+	skb->destructor = sroce_qp_skb_done;
 }
 
 static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

@@ -42,6 +42,7 @@ struct sroce_qp_shape {
  * @resp_off: for a read, bytes of response received and placed
  * @rewind_off: @resp_off when a gap in the responses last made the
  *		requester ask again, so that one gap asks once
+ * @numbered: @first_psn and @last_psn are given (at the first packet)
  * @sent: every request packet has been sent at least once
  * @done: acknowledged (or read response complete): ready to complete
  * @status: the completion status when it ends in error
@@ -54,6 +55,7 @@ struct sroce_swqe {
 	u32 resp_off;
 	u32 rewind_off;
 	u8 wire_op;
+	bool numbered;
 	bool sent;
 	bool done;
 	u8 status;
@@ -65,8 +67,8 @@ struct sroce_swqe {
  * @head: next index of the send ring to take a WQE from
  * @cur: index of the WQE being sent
  * @off: bytes of @cur already sent
- * @psn: PSN of the next new packet
- * @max_psn: one past the highest PSN ever sent
+ * @psn: PSN of the packet being sent, derived from @cur and @off
+ * @max_psn: one past the highest PSN ever sent: the next new WQE's first
  * @acked: every PSN before this one is acknowledged
  * @rd_out: reads and atomics sent and not yet answered
  * @retry: retries left after a timeout or NAK (from retry_cnt)
@@ -176,6 +178,8 @@ struct sroce_resp {
  * @qp: the QP
  * @count: one for the table, one per receive-path user
  * @done: completed when @count drops to zero; destroy waits for it
+ * @mem: one for the QP, one per packet it sent that still exists
+ * @inflight: packets the QP sent that the netdev has not freed yet
  * @rcu: the entry outlives lookups that may still see it
  *
  * The core frees a QP as soon as destroy_qp returns, not after an RCU
@@ -186,8 +190,18 @@ struct sroce_qp_ref {
 	struct sroce_qp *qp;
 	refcount_t count;
 	struct completion done;
+	refcount_t mem;
+	atomic_t inflight;
 	struct rcu_head rcu;
 };
+
+/*
+ * Packets a QP may have queued in the netdev before it waits for some to
+ * leave: without a bound, a large read's responses alone overflow the
+ * qdisc and the drops feed retransmissions that overflow it again.
+ */
+#define SROCE_INFLIGHT_HIGH	64
+#define SROCE_INFLIGHT_LOW	16
 
 /**
  * struct sroce_qp - a queue pair
@@ -267,6 +281,12 @@ static inline struct sroce_swqe *sroce_swqe_at(const struct sroce_qp *qp,
 }
 
 void sroce_qp_error(struct sroce_qp *qp);
+void sroce_qp_own_skb(struct sroce_qp *qp, struct sk_buff *skb);
+
+static inline bool sroce_qp_tx_full(const struct sroce_qp *qp)
+{
+	return atomic_read(&qp->ref->inflight) >= SROCE_INFLIGHT_HIGH;
+}
 void sroce_qp_err_work(struct work_struct *work);
 void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
 

@@ -204,6 +204,7 @@ static int sroce_req_fetch(struct sroce_qp *qp)
 	swqe->last_psn = 0;
 	swqe->resp_off = 0;
 	swqe->rewind_off = U32_MAX;
+	swqe->numbered = false;
 	swqe->sent = false;
 	swqe->done = false;
 	swqe->status = sroce_req_check(qp, swqe);
@@ -333,6 +334,7 @@ again:
 	skb = sroce_net_alloc(sdev, av, hdr + (zcopy ? 0 : len), GFP_ATOMIC);
 	if (!skb)
 		return -ENOMEM;
+	sroce_qp_own_skb(qp, skb);
 	sroce_bth_init((struct sroce_bth *)skb->data, opcode, se,
 		       sroce_pad(len), SROCE_DEFAULT_PKEY, dqpn, qp->req.psn,
 		       ack_req);
@@ -404,12 +406,14 @@ static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	return 0;
 }
 
-/* May the WQE at cur start (or go on) now? */
+/* May the WQE at cur start (or go on) now, with a packet at req->psn? */
 static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *swqe)
 {
 	struct sroce_req *req = &qp->req;
 	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
 
+	if (sroce_qp_tx_full(qp))
+		return false;
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return true;
 	if (sroce_psn_cmp(req->psn,
@@ -422,22 +426,36 @@ static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	return !sroce_is_rd(swqe->wire_op) || req->rd_out < max_rd;
 }
 
+/*
+ * A WQE's PSNs are given once, at its first packet, from the next fresh
+ * PSN; every packet's PSN, first send or retransmission, follows from the
+ * WQE and the offset in it, never from what was sent last.
+ */
+static void sroce_req_number(struct sroce_qp *qp, struct sroce_swqe *swqe)
+{
+	struct sroce_req *req = &qp->req;
+	u32 n = sroce_msg_npkts(swqe->len, req->mtu);
+
+	if (!swqe->numbered) {
+		swqe->first_psn = req->max_psn;
+		if (swqe->wire_op == SROCE_OP_CMP_SWAP ||
+		    swqe->wire_op == SROCE_OP_FETCH_ADD)
+			n = 1;
+		swqe->last_psn = sroce_psn_add(swqe->first_psn, n - 1);
+		swqe->numbered = true;
+	}
+	req->psn = sroce_psn_add(swqe->first_psn, req->off / req->mtu);
+}
+
 /* Sends the next packet of the WQE at cur; 0 or why it could not. */
 static int sroce_req_step(struct sroce_qp *qp, struct sroce_swqe *swqe)
 {
 	struct sroce_req *req = &qp->req;
 	int err;
 
+	sroce_req_number(qp, swqe);
 	if (!sroce_req_may_send(qp, swqe))
 		return -EAGAIN;
-	if (!req->off && !swqe->sent) {
-		swqe->first_psn = req->psn;
-		swqe->last_psn = sroce_psn_add(req->psn,
-					       sroce_msg_npkts(swqe->len, req->mtu) - 1);
-		if (sroce_is_rd(swqe->wire_op) &&
-		    swqe->wire_op != SROCE_OP_READ_REQ)
-			swqe->last_psn = req->psn;
-	}
 	if (sroce_is_rd(swqe->wire_op))
 		err = sroce_req_send_rd(qp, swqe);
 	else
@@ -534,17 +552,14 @@ void sroce_req_rewind(struct sroce_qp *qp)
 	req->cur = idx;
 	if (sroce_is_rd(swqe->wire_op)) {
 		req->off = swqe->resp_off;
-		req->psn = sroce_psn_add(swqe->first_psn,
-					 swqe->resp_off / req->mtu);
 		return;
 	}
 	n = 0;
 	if (sroce_psn_cmp(req->acked, swqe->first_psn) > 0)
 		n = (req->acked - swqe->first_psn) & SROCE_BTH_PSN_MASK;
-	req->off = min(n * req->mtu, swqe->len);
-	if (req->off == swqe->len && swqe->len)
-		req->off -= (swqe->len - 1) % req->mtu + 1;
-	req->psn = sroce_psn_add(swqe->first_psn, req->off / req->mtu);
+	/* Whole packets only, and never past the last one. */
+	n = min(n, sroce_msg_npkts(swqe->len, req->mtu) - 1);
+	req->off = n * req->mtu;
 }
 
 /* Context: process (doorbell) or softirq; takes sq_lock. */

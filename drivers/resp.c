@@ -123,10 +123,12 @@ static struct sk_buff *sroce_resp_alloc(struct sroce_qp *qp, u8 opcode,
 
 	skb = sroce_net_alloc(sdev, &qp->av, sroce_opcode[opcode].hdr_len + len,
 			      GFP_ATOMIC);
-	if (skb)
-		sroce_bth_init((struct sroce_bth *)skb->data, opcode, false,
-			       sroce_pad(len), SROCE_DEFAULT_PKEY,
-			       qp->attr.dest_qp_num, psn, false);
+	if (!skb)
+		return NULL;
+	sroce_qp_own_skb(qp, skb);
+	sroce_bth_init((struct sroce_bth *)skb->data, opcode, false,
+		       sroce_pad(len), SROCE_DEFAULT_PKEY,
+		       qp->attr.dest_qp_num, psn, false);
 	return skb;
 }
 
@@ -261,13 +263,16 @@ static bool sroce_resp_serve(struct sroce_qp *qp, unsigned int budget)
 	struct sroce_rd_res *res;
 
 	while (resp->res_send != resp->res_head && budget) {
+		/* The packets' destructor queues the worker at low water. */
+		if (sroce_qp_tx_full(qp))
+			return false;
 		res = &resp->res[resp->res_send % resp->nres];
 		if (res->op != SROCE_OP_READ_REQ) {
 			sroce_resp_atomic_ack(qp, res);
 			budget--;
 		} else {
-			while (budget && sroce_psn_cmp(res->psn,
-						       res->last_psn) <= 0) {
+			while (budget && !sroce_qp_tx_full(qp) &&
+			       sroce_psn_cmp(res->psn, res->last_psn) <= 0) {
 				/*
 				 * The MR went away: the requester times
 				 * out, asks again, and gets a NAK then.
@@ -277,7 +282,7 @@ static bool sroce_resp_serve(struct sroce_qp *qp, unsigned int budget)
 				budget--;
 			}
 			if (sroce_psn_cmp(res->psn, res->last_psn) <= 0 &&
-			    budget)
+			    budget && !sroce_qp_tx_full(qp))
 				res->psn = sroce_psn_add(res->last_psn, 1);
 			if (sroce_psn_cmp(res->psn, res->last_psn) <= 0)
 				break;
@@ -656,11 +661,17 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
 	if (pkt->mask & SROCE_READ && !sroce_resp_mr_ok(qp, reth))
 		return;
-	/* The new entry may be the slot @hit is in: copy first. */
-	copy = *hit;
-	res = sroce_resp_new_res(qp);
-	if (!res)
+	/*
+	 * Answers still queued come first, and may well be what the
+	 * requester lacks: a duplicate then is dropped, and asked again
+	 * later if it still matters. Otherwise it is answered again from
+	 * its own entry, copied to the queue's next slot (the oldest one,
+	 * often itself), so that duplicates never crowd out new requests.
+	 */
+	if (resp->res_send != resp->res_head)
 		return;
+	copy = *hit;
+	res = &resp->res[resp->res_head % resp->nres];
 	*res = copy;
 	if (pkt->mask & SROCE_READ) {
 		/* Answer from where the requester says it lacks data. */
