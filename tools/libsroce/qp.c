@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libsroce: queue pairs. The kernel owns the state machine; this side
- * maps the QP's rings and posts receive requests into its receive queue.
- * Sending comes with the transport: until then libibverbs' default
- * post_send fails with EOPNOTSUPP.
+ * maps the QP's rings and posts work requests into them (send.c, recv.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -13,23 +11,11 @@
 
 #include "sroce.h"
 
-struct sroce_qp {
-	struct ibv_qp ibv_qp;
-	struct sroce_uqueue sq;
-	struct sroce_uqueue rq;
-	pthread_spinlock_t rq_lock;
-};
-
 /* What the kernel answers create_qp with: its part, then ours. */
 struct sroce_create_qp_uresp {
 	struct ib_uverbs_create_qp_resp ibv_resp;
 	struct sroce_create_qp_resp drv;
 };
-
-static struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
-{
-	return container_of(ibqp, struct sroce_qp, ibv_qp);
-}
 
 static int sroce_qp_map(struct sroce_qp *qp, struct ibv_context *ibctx,
 			const struct sroce_create_qp_resp *resp, bool has_rq)
@@ -45,6 +31,45 @@ static int sroce_qp_map(struct sroce_qp *qp, struct ibv_context *ibctx,
 	return ret;
 }
 
+/*
+ * What a send entry holds, as the kernel granted it in @cap, but never
+ * more than the entry's stride has room for: a kernel that said otherwise
+ * must not make this process write past a slot of its own mapping.
+ */
+static void sroce_qp_set_caps(struct sroce_qp *qp,
+			      const struct ibv_qp_cap *cap)
+{
+	uint32_t room = 0;
+
+	if (qp->sq.stride > sizeof(struct sroce_send_wqe))
+		room = qp->sq.stride - sizeof(struct sroce_send_wqe);
+	qp->max_send_sge = room / sizeof(struct sroce_sge);
+	if (cap->max_send_sge < qp->max_send_sge)
+		qp->max_send_sge = cap->max_send_sge;
+	qp->max_inline = room;
+	if (cap->max_inline_data < qp->max_inline)
+		qp->max_inline = cap->max_inline_data;
+}
+
+static int sroce_qp_locks_init(struct sroce_qp *qp)
+{
+	int ret;
+
+	ret = pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		return ret;
+	ret = pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		pthread_spin_destroy(&qp->sq_lock);
+	return ret;
+}
+
+static void sroce_qp_locks_destroy(struct sroce_qp *qp)
+{
+	pthread_spin_destroy(&qp->rq_lock);
+	pthread_spin_destroy(&qp->sq_lock);
+}
+
 static struct ibv_qp *sroce_create_qp(struct ibv_pd *pd,
 				      struct ibv_qp_init_attr *attr)
 {
@@ -58,23 +83,24 @@ static struct ibv_qp *sroce_create_qp(struct ibv_pd *pd,
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	ret = sroce_qp_locks_init(qp);
 	if (ret)
 		goto err_free;
 
-	ret = ibv_cmd_create_qp(pd, &qp->ibv_qp, attr, &cmd, sizeof(cmd),
+	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_lock;
 	ret = sroce_qp_map(qp, pd->context, &resp.drv, !attr->srq);
 	if (ret)
 		goto err_destroy;
-	return &qp->ibv_qp;
+	sroce_qp_set_caps(qp, &attr->cap);
+	return &qp->vqp.qp;
 
 err_destroy:
-	ibv_cmd_destroy_qp(&qp->ibv_qp);
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_lock:
-	pthread_spin_destroy(&qp->rq_lock);
+	sroce_qp_locks_destroy(qp);
 err_free:
 	free(qp);
 	errno = ret;
@@ -110,7 +136,7 @@ static int sroce_destroy_qp(struct ibv_qp *ibqp)
 
 	sroce_uqueue_unmap(&qp->rq);
 	sroce_uqueue_unmap(&qp->sq);
-	pthread_spin_destroy(&qp->rq_lock);
+	sroce_qp_locks_destroy(qp);
 	free(qp);
 	return 0;
 }
@@ -138,5 +164,6 @@ const struct verbs_context_ops sroce_qp_ops = {
 	.modify_qp = sroce_modify_qp,
 	.query_qp = sroce_query_qp,
 	.destroy_qp = sroce_destroy_qp,
+	.post_send = sroce_post_send,
 	.post_recv = sroce_post_recv,
 };

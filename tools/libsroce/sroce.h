@@ -5,6 +5,8 @@
 #ifndef LIBSROCE_H
 #define LIBSROCE_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +46,39 @@ static inline void *sroce_uqueue_at(const struct sroce_uqueue *q,
 	return (uint8_t *)q->hdr + SROCE_QUEUE_HDR_BYTES +
 	       (size_t)(idx & (q->slots - 1)) * q->stride;
 }
+
+/**
+ * struct sroce_qp - a queue pair and its mapped rings
+ * @vqp: libibverbs' part, the extended one so that ibv_qp_to_qp_ex() works
+ * @sq: the send ring
+ * @rq: the receive ring; unmapped when the QP receives through an SRQ
+ * @sq_lock: serialises senders
+ * @rq_lock: serialises receivers
+ * @max_send_sge: SGEs a send entry holds, as create_qp granted them
+ * @max_inline: inline bytes a send entry holds, likewise
+ * @sq_prod: producer index of entries written but not yet published;
+ *	only meaningful under @sq_lock
+ */
+struct sroce_qp {
+	struct verbs_qp vqp;
+	struct sroce_uqueue sq;
+	struct sroce_uqueue rq;
+	pthread_spinlock_t sq_lock;
+	pthread_spinlock_t rq_lock;
+	uint32_t max_send_sge;
+	uint32_t max_inline;
+	uint32_t sq_prod;
+};
+
+static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct sroce_qp, vqp.qp);
+}
+
+int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+struct sroce_send_wqe *sroce_sq_next(struct sroce_qp *qp);
+int sroce_sq_publish(struct sroce_qp *qp);
 
 int sroce_post_recv_ring(struct sroce_uqueue *q, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad_wr);
