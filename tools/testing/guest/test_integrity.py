@@ -4,9 +4,11 @@ with every RC opcode (UC's with -u), both ways on several QPs at once, and
 checks every byte, every completion and every atomic counter; it runs on a
 clean link and on one that loses, duplicates, reorders and delays frames.
 sroce-badaccess breaks the remote access rules and checks what follows.
+Before any of that, sroce-sendq checks what libsroce writes into the send
+queue, through the flush of a QP that sends nothing.
 
-The servers run in guest B, the clients in guest A. Both tools bound
-their own run (-t) and exit non-zero with the reason on any failure.
+The servers run in guest B, the clients in guest A. The tools bound their
+own run (-t) and exit non-zero with the reason on any failure.
 """
 
 import re
@@ -14,6 +16,8 @@ import re
 TIMEOUT = 240
 INTEGRITY = "build/tools/sroce-integrity"
 BADACCESS = "build/tools/sroce-badaccess"
+SENDQ = "build/tools/sroce-sendq"
+B_GID = "0000:0000:0000:0000:0000:ffff:0a4d:0002"
 # Each tool's own bound; the guest commands get some slack on top.
 TOOL_TIMEOUT = 180
 NETEM = "netem loss 1% duplicate 1% reorder 5% delay 1ms"
@@ -26,6 +30,45 @@ def endpoints(bench):
         dev = bench.attach(g)
         out.append((dev, g.gid_index(dev)))
     return out
+
+
+def sendq(bench):
+    """sroce-sendq in A, its QPs' path to B: {check: "ok" or why not}."""
+    a = bench.a
+    dev = bench.attach(a)
+    idx = a.gid_index(dev)
+    # The core resolves the path's MAC through the neighbour table.
+    a.run("ping -c 1 -W 5 10.77.0.2")
+    r = a.run(f"{SENDQ} -d {dev} -g {idx} -r {B_GID}", timeout=90,
+              check=False)
+    print(r.out.strip())
+    checks = dict(line.split(None, 1) for line in r.out.splitlines()
+                  if not line.startswith("sroce-sendq"))
+    assert checks and r.rc in (0, 1), f"rc={r.rc}\n{r.out}{r.err}"
+    return checks
+
+
+SENDQ_ONLY = "checks libsroce, which serves sroce devices only"
+
+
+def test_send_queue_entries(bench):
+    """Requests a QP cannot carry fail at post time; every other one,
+    posted through ibv_post_send() or ibv_wr_*() in SQD, comes back from
+    the flush with its wr_id and opcode, in order; failed and aborted
+    ibv_wr_*() batches leave nothing behind."""
+    bench.only("sroce", SENDQ_ONLY)
+    checks = sendq(bench)
+    checks.pop("flush_posted_in_error", None)
+    bad = {k: v for k, v in checks.items() if v != "ok"}
+    assert not bad, bad
+
+
+def test_send_queue_flush_after_error(bench):
+    """A request posted to a QP in the error state is flushed too: the
+    kernel, which no longer reads the queue, must be rung and flush."""
+    bench.only("sroce", SENDQ_ONLY)
+    checks = sendq(bench)
+    assert checks.get("flush_posted_in_error") == "ok", checks
 
 
 def client_server(bench, tool, args="", port=18517):
