@@ -19,25 +19,34 @@
 
 /**
  * struct sroce_cq - a CQ and its mapped ring
- * @ibv_cq: what libibverbs hands the application
+ * @vcq: what libibverbs hands the application, the extended CQ included
  * @lock: serialises pollers, and keeps them and arming off the ring while
- *	resize swaps it
+ *	resize swaps it; held from ibv_start_poll() to ibv_end_poll()
  * @queue: the ring; this process writes only its consumer index and the
  *	arm flags
+ * @cur: the entry the extended API's read_*() calls look at, or NULL
+ * @cur_idx: its index
  */
 struct sroce_cq {
-	struct ibv_cq ibv_cq;
+	struct verbs_cq vcq;
 	pthread_spinlock_t lock;
 	struct sroce_uqueue queue;
+	const struct sroce_cqe *cur;
+	uint32_t cur_idx;
 };
 
 static struct sroce_cq *to_scq(struct ibv_cq *ibcq)
 {
-	return container_of(ibcq, struct sroce_cq, ibv_cq);
+	return container_of(ibcq, struct sroce_cq, vcq.cq);
 }
 
 struct sroce_ucreate_cq_resp {
 	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct sroce_create_cq_resp drv;
+};
+
+struct sroce_ucreate_cq_ex_resp {
+	struct ib_uverbs_ex_create_cq_resp ibv_resp;
 	struct sroce_create_cq_resp drv;
 };
 
@@ -54,6 +63,30 @@ static int sroce_cq_map(struct sroce_uqueue *q, struct ibv_context *ibctx,
 	return sroce_uqueue_map(q, ibctx, info);
 }
 
+/*
+ * After the kernel created the CQ: map its ring and ready the lock. On
+ * failure the CQ is destroyed again.
+ */
+static int sroce_cq_setup(struct sroce_cq *cq,
+			  const struct sroce_queue_info *info)
+{
+	int ret;
+
+	ret = sroce_cq_map(&cq->queue, cq->vcq.cq.context, info);
+	if (ret)
+		goto err_destroy;
+	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_unmap;
+	return 0;
+
+err_unmap:
+	sroce_uqueue_unmap(&cq->queue);
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+	return ret;
+}
+
 static struct ibv_cq *sroce_create_cq(struct ibv_context *ibctx, int cqe,
 				      struct ibv_comp_channel *channel,
 				      int comp_vector)
@@ -67,29 +100,16 @@ static struct ibv_cq *sroce_create_cq(struct ibv_context *ibctx, int cqe,
 		errno = ENOMEM;
 		return NULL;
 	}
-
-	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq,
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
 				NULL, 0, &resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_free;
-
-	ret = sroce_cq_map(&cq->queue, ibctx, &resp.drv.cq);
-	if (ret)
-		goto err_destroy;
-
-	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (ret)
-		goto err_unmap;
-	return &cq->ibv_cq;
-
-err_unmap:
-	sroce_uqueue_unmap(&cq->queue);
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->ibv_cq);
-err_free:
-	free(cq);
-	errno = ret;
-	return NULL;
+	if (!ret)
+		ret = sroce_cq_setup(cq, &resp.drv.cq);
+	if (ret) {
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
+	return &cq->vcq.cq;
 }
 
 static int sroce_destroy_cq(struct ibv_cq *ibcq)
@@ -166,6 +186,201 @@ static int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 }
 
 /*
+ * The extended polling API: ibv_start_poll() takes the lock and shows the
+ * oldest entry, ibv_next_poll() consumes it and shows the next one,
+ * ibv_end_poll() consumes the one shown and drops the lock. The read_*()
+ * accessors read the entry in place: the kernel does not reuse its slot
+ * before the consumer index has passed it.
+ */
+static struct sroce_cq *ex_to_scq(struct ibv_cq_ex *ibcqx)
+{
+	return container_of(ibcqx, struct sroce_cq, vcq.cq_ex);
+}
+
+static const struct sroce_cqe *sroce_cq_cur(struct ibv_cq_ex *ibcqx)
+{
+	return ex_to_scq(ibcqx)->cur;
+}
+
+/* Shows the entry at @idx, if the kernel has written it yet. */
+static int sroce_cq_show(struct sroce_cq *cq, uint32_t idx)
+{
+	/* Acquire: an entry counted in prod is whole. */
+	uint32_t prod = __atomic_load_n(&cq->queue.hdr->prod,
+					__ATOMIC_ACQUIRE);
+
+	cq->cur_idx = idx;
+	if (idx == prod) {
+		cq->cur = NULL;
+		return ENOENT;
+	}
+	cq->cur = sroce_uqueue_at(&cq->queue, idx);
+	cq->vcq.cq_ex.wr_id = cq->cur->wr_id;
+	cq->vcq.cq_ex.status = (enum ibv_wc_status)cq->cur->status;
+	return 0;
+}
+
+/* Hands the entry shown back to the kernel, once read. */
+static void sroce_cq_consume(struct sroce_cq *cq)
+{
+	if (!cq->cur)
+		return;
+	cq->cur = NULL;
+	cq->cur_idx++;
+	__atomic_store_n(&cq->queue.hdr->cons, cq->cur_idx, __ATOMIC_RELEASE);
+}
+
+static int sroce_start_poll(struct ibv_cq_ex *ibcqx,
+			    struct ibv_poll_cq_attr *attr)
+{
+	struct sroce_cq *cq = ex_to_scq(ibcqx);
+	int ret;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	ret = sroce_cq_show(cq, cq->queue.hdr->cons);
+	/* ENOENT ends the poll: no ibv_end_poll() follows. */
+	if (ret)
+		pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+static int sroce_next_poll(struct ibv_cq_ex *ibcqx)
+{
+	struct sroce_cq *cq = ex_to_scq(ibcqx);
+
+	sroce_cq_consume(cq);
+	return sroce_cq_show(cq, cq->cur_idx);
+}
+
+static void sroce_end_poll(struct ibv_cq_ex *ibcqx)
+{
+	struct sroce_cq *cq = ex_to_scq(ibcqx);
+
+	sroce_cq_consume(cq);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode sroce_read_opcode(struct ibv_cq_ex *ibcqx)
+{
+	return (enum ibv_wc_opcode)sroce_cq_cur(ibcqx)->opcode;
+}
+
+static uint32_t sroce_read_vendor_err(struct ibv_cq_ex *ibcqx)
+{
+	return sroce_cq_cur(ibcqx)->vendor_err;
+}
+
+static uint32_t sroce_read_byte_len(struct ibv_cq_ex *ibcqx)
+{
+	return sroce_cq_cur(ibcqx)->byte_len;
+}
+
+/* Also what ibv_wc_read_invalidated_rkey() reads. */
+static __be32 sroce_read_imm_data(struct ibv_cq_ex *ibcqx)
+{
+	return sroce_cq_cur(ibcqx)->ex.imm_data;
+}
+
+static uint32_t sroce_read_qp_num(struct ibv_cq_ex *ibcqx)
+{
+	return sroce_cq_cur(ibcqx)->qp_num;
+}
+
+static uint32_t sroce_read_src_qp(struct ibv_cq_ex *ibcqx)
+{
+	return sroce_cq_cur(ibcqx)->src_qp;
+}
+
+static unsigned int sroce_read_wc_flags(struct ibv_cq_ex *ibcqx)
+{
+	return sroce_wc_flags(sroce_cq_cur(ibcqx)->wc_flags);
+}
+
+/* RoCE has no LIDs. */
+static uint32_t sroce_read_slid(struct ibv_cq_ex *ibcqx)
+{
+	return 0;
+}
+
+static uint8_t sroce_read_sl(struct ibv_cq_ex *ibcqx)
+{
+	return sroce_cq_cur(ibcqx)->sl;
+}
+
+static uint8_t sroce_read_dlid_path_bits(struct ibv_cq_ex *ibcqx)
+{
+	return 0;
+}
+
+static void sroce_cq_ex_init(struct sroce_cq *cq)
+{
+	struct ibv_cq_ex *x = &cq->vcq.cq_ex;
+
+	x->start_poll = sroce_start_poll;
+	x->next_poll = sroce_next_poll;
+	x->end_poll = sroce_end_poll;
+	x->read_opcode = sroce_read_opcode;
+	x->read_vendor_err = sroce_read_vendor_err;
+	x->read_byte_len = sroce_read_byte_len;
+	x->read_imm_data = sroce_read_imm_data;
+	x->read_qp_num = sroce_read_qp_num;
+	x->read_src_qp = sroce_read_src_qp;
+	x->read_wc_flags = sroce_read_wc_flags;
+	x->read_slid = sroce_read_slid;
+	x->read_sl = sroce_read_sl;
+	x->read_dlid_path_bits = sroce_read_dlid_path_bits;
+}
+
+/*
+ * What the extended create may ask for: the standard completion fields
+ * (sroce keeps no timestamps), and no flag but the single-threaded hint,
+ * which changes nothing here.
+ */
+static int sroce_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)
+{
+	if (attr->wc_flags & ~(uint64_t)IBV_WC_STANDARD_FLAGS ||
+	    attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS)
+		return EOPNOTSUPP;
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
+	    attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED)
+		return EOPNOTSUPP;
+	return 0;
+}
+
+static struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ibctx,
+					    struct ibv_cq_init_attr_ex *attr)
+{
+	struct sroce_ucreate_cq_ex_resp resp = {};
+	struct ibv_create_cq_ex cmd = {};
+	struct sroce_cq *cq;
+	int ret;
+
+	ret = sroce_cq_ex_check(attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd, sizeof(cmd),
+				   &resp.ibv_resp, sizeof(resp), 0);
+	if (!ret)
+		ret = sroce_cq_setup(cq, &resp.drv.cq);
+	if (ret) {
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
+	sroce_cq_ex_init(cq);
+	return &cq->vcq.cq_ex;
+}
+
+/*
  * The kernel clears the arm flags when it raises the event, possibly at
  * this very moment: an atomic OR loses neither side's change. The fence
  * pairs with the kernel's between publishing an entry and reading the
@@ -219,6 +434,7 @@ unlock:
 
 const struct verbs_context_ops sroce_cq_ops = {
 	.create_cq = sroce_create_cq,
+	.create_cq_ex = sroce_create_cq_ex,
 	.destroy_cq = sroce_destroy_cq,
 	.poll_cq = sroce_poll_cq,
 	.req_notify_cq = sroce_req_notify_cq,

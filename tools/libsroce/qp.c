@@ -17,6 +17,11 @@ struct sroce_create_qp_uresp {
 	struct sroce_create_qp_resp drv;
 };
 
+struct sroce_create_qp_ex_uresp {
+	struct ib_uverbs_ex_create_qp_resp ibv_resp;
+	struct sroce_create_qp_resp drv;
+};
+
 static int sroce_qp_map(struct sroce_qp *qp, struct ibv_context *ibctx,
 			const struct sroce_create_qp_resp *resp, bool has_rq)
 {
@@ -51,23 +56,56 @@ static void sroce_qp_set_caps(struct sroce_qp *qp,
 		qp->max_inline = cap->max_inline_data;
 }
 
-static int sroce_qp_locks_init(struct sroce_qp *qp)
+static struct sroce_qp *sroce_qp_alloc(void)
 {
+	struct sroce_qp *qp = calloc(1, sizeof(*qp));
 	int ret;
 
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	ret = pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret)
-		return ret;
+		goto err_free;
 	ret = pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret)
-		pthread_spin_destroy(&qp->sq_lock);
-	return ret;
+		goto err_sq_lock;
+	return qp;
+
+err_sq_lock:
+	pthread_spin_destroy(&qp->sq_lock);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
 }
 
-static void sroce_qp_locks_destroy(struct sroce_qp *qp)
+static void sroce_qp_free(struct sroce_qp *qp)
 {
 	pthread_spin_destroy(&qp->rq_lock);
 	pthread_spin_destroy(&qp->sq_lock);
+	free(qp);
+}
+
+/*
+ * After the kernel created the QP: map its rings and note what a send
+ * entry holds. On failure the QP is destroyed again.
+ */
+static int sroce_qp_setup(struct sroce_qp *qp,
+			  const struct sroce_create_qp_resp *resp,
+			  const struct ibv_qp_cap *cap)
+{
+	struct ibv_qp *ibqp = &qp->vqp.qp;
+	int ret;
+
+	ret = sroce_qp_map(qp, ibqp->context, resp, !ibqp->srq);
+	if (ret) {
+		ibv_cmd_destroy_qp(ibqp);
+		return ret;
+	}
+	sroce_qp_set_caps(qp, cap);
+	return 0;
 }
 
 static struct ibv_qp *sroce_create_qp(struct ibv_pd *pd,
@@ -78,33 +116,72 @@ static struct ibv_qp *sroce_create_qp(struct ibv_pd *pd,
 	struct sroce_qp *qp;
 	int ret;
 
-	qp = calloc(1, sizeof(*qp));
-	if (!qp) {
-		errno = ENOMEM;
+	qp = sroce_qp_alloc();
+	if (!qp)
 		return NULL;
-	}
-	ret = sroce_qp_locks_init(qp);
-	if (ret)
-		goto err_free;
-
 	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_lock;
-	ret = sroce_qp_map(qp, pd->context, &resp.drv, !attr->srq);
-	if (ret)
-		goto err_destroy;
-	sroce_qp_set_caps(qp, &attr->cap);
+	if (!ret)
+		ret = sroce_qp_setup(qp, &resp.drv, &attr->cap);
+	if (ret) {
+		sroce_qp_free(qp);
+		errno = ret;
+		return NULL;
+	}
 	return &qp->vqp.qp;
+}
 
-err_destroy:
-	ibv_cmd_destroy_qp(&qp->vqp.qp);
-err_lock:
-	sroce_qp_locks_destroy(qp);
-err_free:
-	free(qp);
-	errno = ret;
-	return NULL;
+/*
+ * The extended create takes a PD and, for the extended send API, the
+ * opcodes to be posted that way; no creation flags, which the kernel
+ * refuses anyway.
+ */
+static int sroce_qp_ex_check(const struct ibv_qp_init_attr_ex *attr)
+{
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD))
+		return EINVAL;
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_CREATE_FLAGS |
+				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		return EOPNOTSUPP;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS &&
+	    attr->create_flags)
+		return EOPNOTSUPP;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS &&
+	    (attr->send_ops_flags & ~sroce_qp_ex_ops(attr->qp_type) ||
+	     !sroce_qp_ex_supported()))
+		return EOPNOTSUPP;
+	return 0;
+}
+
+static struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ibctx,
+					 struct ibv_qp_init_attr_ex *attr)
+{
+	struct sroce_create_qp_ex_uresp resp = {};
+	struct ibv_create_qp_ex cmd = {};
+	struct sroce_qp *qp;
+	int ret;
+
+	ret = sroce_qp_ex_check(attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	qp = sroce_qp_alloc();
+	if (!qp)
+		return NULL;
+	ret = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
+				    &resp.ibv_resp, sizeof(resp));
+	if (!ret)
+		ret = sroce_qp_setup(qp, &resp.drv, &attr->cap);
+	if (ret) {
+		sroce_qp_free(qp);
+		errno = ret;
+		return NULL;
+	}
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		sroce_qp_ex_init(qp, attr->send_ops_flags);
+	return &qp->vqp.qp;
 }
 
 static int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -136,8 +213,7 @@ static int sroce_destroy_qp(struct ibv_qp *ibqp)
 
 	sroce_uqueue_unmap(&qp->rq);
 	sroce_uqueue_unmap(&qp->sq);
-	sroce_qp_locks_destroy(qp);
-	free(qp);
+	sroce_qp_free(qp);
 	return 0;
 }
 
@@ -161,6 +237,7 @@ static int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 
 const struct verbs_context_ops sroce_qp_ops = {
 	.create_qp = sroce_create_qp,
+	.create_qp_ex = sroce_create_qp_ex,
 	.modify_qp = sroce_modify_qp,
 	.query_qp = sroce_query_qp,
 	.destroy_qp = sroce_destroy_qp,

@@ -17,8 +17,7 @@
 #include "sroce.h"
 
 /* The opcodes each transport carries (IBTA 9.4, Table 36 ff). */
-static bool sroce_send_opcode_ok(enum ibv_qp_type type,
-				 enum ibv_wr_opcode opcode)
+bool sroce_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode opcode)
 {
 	switch (opcode) {
 	case IBV_WR_SEND:
@@ -38,7 +37,7 @@ static bool sroce_send_opcode_ok(enum ibv_qp_type type,
 	}
 }
 
-static bool sroce_send_is_atomic(enum ibv_wr_opcode opcode)
+bool sroce_send_is_atomic(enum ibv_wr_opcode opcode)
 {
 	return opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	       opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;

@@ -58,6 +58,9 @@ static inline void *sroce_uqueue_at(const struct sroce_uqueue *q,
  * @max_inline: inline bytes a send entry holds, likewise
  * @sq_prod: producer index of entries written but not yet published;
  *	only meaningful under @sq_lock
+ * @ex_wqe: the entry the extended API's wr_set_*() calls fill in
+ * @ex_err: the first error of an extended-API batch, which wr_complete()
+ *	reports after dropping the whole batch
  */
 struct sroce_qp {
 	struct verbs_qp vqp;
@@ -68,6 +71,8 @@ struct sroce_qp {
 	uint32_t max_send_sge;
 	uint32_t max_inline;
 	uint32_t sq_prod;
+	struct sroce_send_wqe *ex_wqe;
+	int ex_err;
 };
 
 static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
@@ -77,8 +82,13 @@ static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
 
 int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
+bool sroce_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode opcode);
+bool sroce_send_is_atomic(enum ibv_wr_opcode opcode);
 struct sroce_send_wqe *sroce_sq_next(struct sroce_qp *qp);
 int sroce_sq_publish(struct sroce_qp *qp);
+uint64_t sroce_qp_ex_ops(enum ibv_qp_type type);
+bool sroce_qp_ex_supported(void);
+void sroce_qp_ex_init(struct sroce_qp *qp, uint64_t ops);
 
 int sroce_post_recv_ring(struct sroce_uqueue *q, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad_wr);
