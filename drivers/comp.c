@@ -199,6 +199,27 @@ static void sroce_comp_retry(struct sroce_qp *qp)
 	sroce_req_rewind(qp);
 }
 
+/*
+ * "Send again from @psn". Only news counts: a NAK delayed behind the ACKs
+ * that followed it, or the copy of one already acted on, would send the
+ * requester back over what the responder already has. It costs no retry:
+ * the responder is there and answering.
+ */
+static void sroce_comp_seq_nak(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (sroce_psn_cmp(psn, req->acked) < 0 ||
+	    (req->nak_seen && psn == req->nak_psn))
+		return;
+	req->nak_seen = true;
+	req->nak_psn = psn;
+	if (sroce_comp_acked(qp, sroce_psn_add(psn, SROCE_BTH_PSN_MASK), true))
+		sroce_comp_progress(qp);
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RETRANSMITS);
+	sroce_req_rewind(qp);
+}
+
 static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
@@ -255,12 +276,13 @@ static void sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		/* A NAK for what was never sent is not about us. */
 		if (sroce_psn_cmp(pkt->psn, qp->req.max_psn) >= 0)
 			break;
+		if ((syn & SROCE_SYN_VALUE_MASK) == SROCE_NAK_PSN_SEQ) {
+			sroce_comp_seq_nak(qp, pkt->psn);
+			break;
+		}
 		sroce_comp_acked(qp, before, true);
-		if ((syn & SROCE_SYN_VALUE_MASK) == SROCE_NAK_PSN_SEQ)
-			sroce_comp_retry(qp);
-		else
-			sroce_comp_fail_oldest(qp, sroce_nak_status(syn &
-						SROCE_SYN_VALUE_MASK));
+		sroce_comp_fail_oldest(qp, sroce_nak_status(syn &
+					SROCE_SYN_VALUE_MASK));
 		break;
 	default:
 		/* Reserved syndrome: drop. */

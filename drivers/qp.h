@@ -80,7 +80,8 @@ struct sroce_swqe {
  * @timer: retransmit timer, armed while packets are unacknowledged
  * @rnr_timer: the wait an RNR NAK asked for
  * @timeout: retransmit timeout in jiffies, 0 for none
- * @retransmit: the timer fired, go back to the oldest unacknowledged
+ * @nak_psn: the PSN of the last sequence NAK acted on
+ * @nak_seen: @nak_psn is valid
  */
 struct sroce_req {
 	u32 head;
@@ -93,7 +94,8 @@ struct sroce_req {
 	u8 retry;
 	u8 rnr_retry;
 	bool rnr_wait;
-	bool retransmit;
+	bool nak_seen;
+	u32 nak_psn;
 	void *wqes;
 	u32 stride;
 	u32 mtu;
@@ -143,6 +145,7 @@ struct sroce_rd_res {
  * @res_head: next entry of @res to use
  * @res_send: oldest entry of @res with answers still to send; answers go
  *	      out in PSN order, so the entries are served first in, first out
+ * @replay: an entry answered again for a duplicate request, or NULL
  * @ack_psn: an ACK waiting for the answers before it to go out
  * @ack_pending: @ack_psn is valid
  * @rwqe: the receive WQE; its SGEs follow it
@@ -166,6 +169,7 @@ struct sroce_resp {
 	u32 nres;
 	u32 res_head;
 	u32 res_send;
+	struct sroce_rd_res *replay;
 	u32 ack_psn;
 	bool ack_pending;
 	struct sroce_recv_wqe *rwqe;

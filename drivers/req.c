@@ -67,6 +67,7 @@ void sroce_req_reset(struct sroce_qp *qp)
 	req->off = 0;
 	req->rd_out = 0;
 	req->rnr_wait = false;
+	req->nak_seen = false;
 	sroce_req_set_doorbell(qp, true);
 }
 

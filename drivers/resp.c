@@ -83,6 +83,7 @@ int sroce_resp_set_res(struct sroce_qp *qp, u32 n)
 	qp->resp.nres = n;
 	qp->resp.res_head = 0;
 	qp->resp.res_send = 0;
+	qp->resp.replay = NULL;
 	spin_unlock_bh(&qp->rq_lock);
 	kfree(old);
 	return 0;
@@ -100,6 +101,7 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	resp->ack_pending = false;
 	resp->res_head = 0;
 	resp->res_send = 0;
+	resp->replay = NULL;
 	if (resp->res)
 		memset(resp->res, 0, resp->nres * sizeof(*resp->res));
 }
@@ -166,7 +168,7 @@ static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_resp *resp = &qp->resp;
 
-	if (resp->res_send != resp->res_head) {
+	if (resp->res_send != resp->res_head || resp->replay) {
 		resp->ack_psn = psn;
 		resp->ack_pending = true;
 		return;
@@ -249,48 +251,69 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp,
 	sroce_net_xmit(sdev, &qp->av, skb, qp->sport);
 }
 
+/* How far sroce_resp_answer() got. */
+enum sroce_serve {
+	SROCE_SERVE_DONE,	/* every answer of the entry is sent */
+	SROCE_SERVE_BUDGET,	/* the budget ran out: the worker goes on */
+	SROCE_SERVE_BLOCKED,	/* the netdev is full: its frees kick us */
+};
+
+/* Sends what is left of one entry's answers, within @budget. */
+static enum sroce_serve sroce_resp_answer(struct sroce_qp *qp,
+					  struct sroce_rd_res *res,
+					  unsigned int *budget)
+{
+	if (sroce_qp_tx_full(qp))
+		return SROCE_SERVE_BLOCKED;
+	if (res->op != SROCE_OP_READ_REQ) {
+		sroce_resp_atomic_ack(qp, res);
+		--*budget;
+		return SROCE_SERVE_DONE;
+	}
+	while (sroce_psn_cmp(res->psn, res->last_psn) <= 0) {
+		if (!*budget)
+			return SROCE_SERVE_BUDGET;
+		if (sroce_qp_tx_full(qp))
+			return SROCE_SERVE_BLOCKED;
+		/*
+		 * The MR went away (or memory did): give the entry up. The
+		 * requester times out, asks again, and gets a NAK then.
+		 */
+		if (!sroce_resp_read_packet(qp, res))
+			return SROCE_SERVE_DONE;
+		--*budget;
+	}
+	return SROCE_SERVE_DONE;
+}
+
 /**
  * sroce_resp_serve() - send queued answers, oldest first, within a budget
  * @qp: the QP
  * @budget: packets at most
  *
+ * A replayed duplicate goes first: it is older than anything queued.
+ *
  * Context: rq_lock held.
- * Return: true when answers are left to send.
+ * Return: true when the budget ran out with answers left to send.
  */
 static bool sroce_resp_serve(struct sroce_qp *qp, unsigned int budget)
 {
 	struct sroce_resp *resp = &qp->resp;
-	struct sroce_rd_res *res;
+	enum sroce_serve st;
 
-	while (resp->res_send != resp->res_head && budget) {
-		/* The packets' destructor queues the worker at low water. */
-		if (sroce_qp_tx_full(qp))
-			return false;
-		res = &resp->res[resp->res_send % resp->nres];
-		if (res->op != SROCE_OP_READ_REQ) {
-			sroce_resp_atomic_ack(qp, res);
-			budget--;
-		} else {
-			while (budget && !sroce_qp_tx_full(qp) &&
-			       sroce_psn_cmp(res->psn, res->last_psn) <= 0) {
-				/*
-				 * The MR went away: the requester times
-				 * out, asks again, and gets a NAK then.
-				 */
-				if (!sroce_resp_read_packet(qp, res))
-					break;
-				budget--;
-			}
-			if (sroce_psn_cmp(res->psn, res->last_psn) <= 0 &&
-			    budget && !sroce_qp_tx_full(qp))
-				res->psn = sroce_psn_add(res->last_psn, 1);
-			if (sroce_psn_cmp(res->psn, res->last_psn) <= 0)
-				break;
-		}
+	if (resp->replay) {
+		st = sroce_resp_answer(qp, resp->replay, &budget);
+		if (st != SROCE_SERVE_DONE)
+			return st == SROCE_SERVE_BUDGET;
+		resp->replay = NULL;
+	}
+	while (resp->res_send != resp->res_head) {
+		st = sroce_resp_answer(qp, &resp->res[resp->res_send %
+						      resp->nres], &budget);
+		if (st != SROCE_SERVE_DONE)
+			return st == SROCE_SERVE_BUDGET;
 		resp->res_send++;
 	}
-	if (resp->res_send != resp->res_head)
-		return true;
 	if (resp->ack_pending) {
 		resp->ack_pending = false;
 		sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS,
@@ -323,6 +346,8 @@ static struct sroce_rd_res *sroce_resp_new_res(struct sroce_qp *qp)
 	if (resp->res_head - resp->res_send >= resp->nres)
 		return NULL;
 	res = &resp->res[resp->res_head % resp->nres];
+	if (res == resp->replay)
+		return NULL;
 	memset(res, 0, sizeof(*res));
 	return res;
 }
@@ -634,7 +659,7 @@ static void sroce_resp_fatal(struct sroce_qp *qp, struct sroce_pkt *pkt,
 static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_resp *resp = &qp->resp;
-	struct sroce_rd_res *res, *hit = NULL, copy;
+	struct sroce_rd_res *res, *hit = NULL;
 	struct sroce_reth *reth;
 	bool is_read;
 	u32 i;
@@ -665,21 +690,17 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	 * Answers still queued come first, and may well be what the
 	 * requester lacks: a duplicate then is dropped, and asked again
 	 * later if it still matters. Otherwise it is answered again from
-	 * its own entry, copied to the queue's next slot (the oldest one,
-	 * often itself), so that duplicates never crowd out new requests.
+	 * its own entry, which no new request can take meanwhile.
 	 */
-	if (resp->res_send != resp->res_head)
+	if (resp->res_send != resp->res_head || resp->replay)
 		return;
-	copy = *hit;
-	res = &resp->res[resp->res_head % resp->nres];
-	*res = copy;
 	if (pkt->mask & SROCE_READ) {
 		/* Answer from where the requester says it lacks data. */
-		res->psn = pkt->psn;
-		res->va = be64_to_cpu(reth->va);
-		res->len = be32_to_cpu(reth->len);
+		hit->psn = pkt->psn;
+		hit->va = be64_to_cpu(reth->va);
+		hit->len = be32_to_cpu(reth->len);
 	}
-	resp->res_head++;
+	resp->replay = hit;
 }
 
 static void sroce_resp_rc(struct sroce_qp *qp, struct sroce_pkt *pkt)
@@ -791,6 +812,7 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	}
 	resp->op = 0;
 	resp->res_send = resp->res_head;
+	resp->replay = NULL;
 	resp->ack_pending = false;
 	spin_unlock_bh(&qp->rq_lock);
 }
