@@ -7,6 +7,7 @@
  * the pages the message is for.
  */
 #include <linux/highmem.h>
+#include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 
 #include "device.h"
@@ -14,10 +15,20 @@
 #include "net.h"
 #include "payload.h"
 
-/* Does a payload of @len bytes go out as page fragments? */
-bool sroce_payload_zcopy(const struct sroce_dev *sdev, u32 len)
+/*
+ * Does a payload of @len bytes to @dmac go out as page fragments? Only a
+ * netdev that does scatter-gather takes them (the core would linearise,
+ * i.e. copy, for any other), but a frame to our own MAC never reaches a
+ * driver: the receive path reads the fragments where they are.
+ */
+bool sroce_payload_zcopy(const struct sroce_dev *sdev, const u8 *dmac,
+			 u32 len)
 {
-	return len >= SROCE_ZCOPY_MIN && (sdev->ndev->features & NETIF_F_SG);
+	const struct net_device *ndev = sdev->ndev;
+
+	return len >= SROCE_ZCOPY_MIN &&
+	       ((ndev->features & NETIF_F_SG) ||
+		ether_addr_equal(dmac, ndev->dev_addr));
 }
 
 /**

@@ -13,7 +13,8 @@ struct ib_pd;
 /* Below this, copying a payload costs less than attaching its pages. */
 #define SROCE_ZCOPY_MIN		256
 
-bool sroce_payload_zcopy(const struct sroce_dev *sdev, u32 len);
+bool sroce_payload_zcopy(const struct sroce_dev *sdev, const u8 *dmac,
+			 u32 len);
 int sroce_payload_mr(struct sk_buff *skb, u8 *dst, const struct sroce_mr *mr,
 		     u64 va, u32 len);
 int sroce_payload_gather(struct sroce_dev *sdev, const struct ib_pd *pd,

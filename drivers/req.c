@@ -323,7 +323,7 @@ static int sroce_req_packet(struct sroce_qp *qp, struct sroce_swqe *swqe,
 				    &swqe->av : &qp->av;
 	unsigned int hdr = sroce_opcode[opcode].hdr_len;
 	bool inl = swqe->wqe.send_flags & IB_SEND_INLINE;
-	bool zcopy = !inl && sroce_payload_zcopy(sdev, len);
+	bool zcopy = !inl && sroce_payload_zcopy(sdev, av->dmac, len);
 	bool se = swqe->wqe.send_flags & IB_SEND_SOLICITED &&
 		  sroce_opcode[opcode].mask & SROCE_LAST;
 	u32 dqpn = qp->ibqp.qp_type == IB_QPT_UD ? swqe->wqe.wr.ud.remote_qpn :

@@ -184,7 +184,7 @@ static bool sroce_resp_read_packet(struct sroce_qp *qp,
 	u32 len = min(res->len, qp->resp.mtu);
 	bool first = res->psn == res->first_psn;
 	bool last = res->psn == res->last_psn;
-	bool zcopy = sroce_payload_zcopy(sdev, len);
+	bool zcopy = sroce_payload_zcopy(sdev, qp->av.dmac, len);
 	struct sroce_mr *mr = NULL;
 	struct sk_buff *skb;
 	u8 op;
