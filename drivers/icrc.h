@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SROCE_ICRC_H
+#define SROCE_ICRC_H
+
+#include <linux/skbuff.h>
+#include <linux/types.h>
+
+/*
+ * The CRC32 of eight bytes of ones (the LRH an InfiniBand packet would
+ * have, all of it variant) from the usual all-ones start: where every
+ * RoCEv2 ICRC begins (A17.3.3).
+ */
+#define SROCE_ICRC_SEED	0xdebb20e3
+
+__le32 sroce_icrc(struct sk_buff *skb, unsigned int len);
+
+#endif /* SROCE_ICRC_H */
