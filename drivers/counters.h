@@ -38,6 +38,10 @@ struct sroce_dev;
 
 void sroce_count(struct sroce_dev *sdev, enum sroce_counter c);
 void sroce_count_add(struct sroce_dev *sdev, enum sroce_counter c, u64 n);
+u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c);
+
+int sroce_counters_alloc(struct sroce_dev *sdev);
+void sroce_counters_free(struct sroce_dev *sdev);
 
 extern const struct ib_device_ops sroce_counters_ops;
 
