@@ -10,10 +10,12 @@
 #include <rdma/sroce-abi.h>
 
 #include "ah.h"
+#include "counters.h"
 #include "cq.h"
 #include "device.h"
 #include "limits.h"
 #include "mr.h"
+#include "net.h"
 #include "pd.h"
 #include "port.h"
 #include "qp.h"
@@ -71,6 +73,10 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
+	rtnl_lock();
+	sroce_net_detach(sdev);
+	rtnl_unlock();
+	sroce_counters_free(sdev);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 	xa_destroy(&sdev->srqs);
 	xa_destroy(&sdev->qps);
@@ -99,6 +105,7 @@ static const struct ib_device_ops *const sroce_verbs[] = {
 	&sroce_srq_ops,
 	&sroce_mr_ops,
 	&sroce_ah_ops,
+	&sroce_counters_ops,
 };
 
 static void sroce_set_verbs(struct ib_device *ibdev)
@@ -126,6 +133,11 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	sdev = ib_alloc_device(sroce_dev, ibdev);
 	if (!sdev)
 		return -ENOMEM;
+	err = sroce_counters_alloc(sdev);
+	if (err) {
+		ib_dealloc_device(&sdev->ibdev);
+		return err;
+	}
 
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
@@ -145,9 +157,13 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	if (err)
 		goto err_free;
 
+	/* From here on packets arrive: sroce_rx() copes before registration. */
 	rtnl_lock();
 	sroce_port_update(sdev, false);
+	err = sroce_net_attach(sdev);
 	rtnl_unlock();
+	if (err)
+		goto err_free;
 
 	/*
 	 * Once registered, the device can be unregistered and released by a
@@ -174,12 +190,17 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 
 err_dealloc:
 	/* Never registered, so the core will not call dealloc_driver. */
+	rtnl_lock();
+	sroce_net_detach(sdev);
+	rtnl_unlock();
+	sroce_counters_free(sdev);
 	netdev_put(ndev, &sdev->ndev_tracker);
 	ib_dealloc_device(&sdev->ibdev);
 	put_device(&sdev->ibdev.dev);
 	return err;
 
 err_free:
+	sroce_counters_free(sdev);
 	netdev_put(ndev, &sdev->ndev_tracker);
 	ib_dealloc_device(&sdev->ibdev);
 	return err;

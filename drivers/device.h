@@ -9,6 +9,8 @@
 #include "mr.h"
 #include "port.h"
 
+struct sroce_counters;
+
 /**
  * struct sroce_dev - a sroce RDMA device bound to one Ethernet netdev
  * @ibdev: the RDMA core's device; first, as ib_alloc_device() requires
@@ -26,6 +28,8 @@
  * @srq_count: SRQs allocated, bounded by attr.max_srq
  * @mrs: memory regions, by key
  * @ah_count: address handles, bounded by attr.max_ah
+ * @counters: per-CPU packet counters (counters.c), from creation until
+ *	      dealloc_driver
  *
  * Owned by the RDMA core once registered: it is freed by the core after
  * sroce_dealloc_driver(), whether removal came from `rdma link delete`,
@@ -47,6 +51,7 @@ struct sroce_dev {
 	atomic_t srq_count;
 	struct sroce_mr_table mrs;
 	atomic_t ah_count;
+	struct sroce_counters __percpu *counters;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)

@@ -19,6 +19,8 @@ void sroce_net_detach(struct sroce_dev *sdev);
 struct sk_buff *sroce_net_alloc(struct sroce_dev *sdev,
 				const struct sroce_av *av,
 				unsigned int len, gfp_t gfp);
+bool sroce_net_add_frag(struct sk_buff *skb, struct page *page,
+			unsigned int off, unsigned int len);
 int sroce_net_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 		   struct sk_buff *skb, u16 sport);
 

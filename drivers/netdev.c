@@ -8,6 +8,7 @@
 #include <linux/notifier.h>
 
 #include "device.h"
+#include "net.h"
 #include "netdev.h"
 #include "port.h"
 
@@ -24,6 +25,8 @@ static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
+		/* No more frames from it; dealloc_driver would be too late. */
+		sroce_net_detach(sdev);
 		/*
 		 * The netdev cannot finish unregistering while we hold it,
 		 * and unregistering an ib_device takes RTNL: hand that to

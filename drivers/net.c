@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The wire: RoCEv2 frames are taken from the attached netdev by an rx
+ * handler, before the IP stack sees them, checked and handed to the
+ * transport; packets the transport builds get their UDP, IP and Ethernet
+ * headers and their ICRC here and leave through dev_queue_xmit(). No
+ * socket is involved, so nothing else on the host can receive port 4791
+ * on this netdev while sroce is attached.
+ */
+#include <linux/etherdevice.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+
+#include "ah.h"
+#include "counters.h"
+#include "device.h"
+#include "icrc.h"
+#include "net.h"
+#include "pkt.h"
+#include "wire.h"
+
+/* What follows a packet's payload: at most three pad bytes, the ICRC. */
+#define SROCE_TRAILER_MAX	(3 + SROCE_ICRC_BYTES)
+
+/*
+ * The IP header length of a RoCEv2 frame (UDP to port 4791, not an IP
+ * fragment), or 0 for any other frame. Only looks: a frame that is not
+ * ours must reach the stack untouched. skb->data is at the IP header.
+ */
+static unsigned int sroce_rx_roce_iplen(const struct sk_buff *skb)
+{
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+	} ipbuf;
+	const struct ipv6hdr *ip6h;
+	const struct iphdr *iph;
+	const struct udphdr *uh;
+	struct udphdr ubuf;
+	unsigned int iplen;
+
+	switch (skb->protocol) {
+	case htons(ETH_P_IP):
+		iph = skb_header_pointer(skb, 0, sizeof(*iph), &ipbuf.v4);
+		if (!iph || iph->version != 4 || iph->ihl < 5 ||
+		    iph->protocol != IPPROTO_UDP || ip_is_fragment(iph))
+			return 0;
+		iplen = iph->ihl * 4;
+		break;
+	case htons(ETH_P_IPV6):
+		/* Extension headers (fragments among them) are not RoCEv2. */
+		ip6h = skb_header_pointer(skb, 0, sizeof(*ip6h), &ipbuf.v6);
+		if (!ip6h || ip6h->version != 6 || ip6h->nexthdr != IPPROTO_UDP)
+			return 0;
+		iplen = sizeof(*ip6h);
+		break;
+	default:
+		return 0;
+	}
+	uh = skb_header_pointer(skb, iplen, sizeof(*uh), &ubuf);
+	if (!uh || uh->dest != htons(SROCE_UDP_PORT))
+		return 0;
+	return iplen;
+}
+
+/*
+ * Check the IP and UDP headers of a RoCEv2 frame, drop the link layer's
+ * padding, and leave skb->data at the BTH with the network and transport
+ * headers set. The UDP checksum is not checked: the ICRC covers more, and
+ * RoCEv2 senders leave it zero.
+ */
+static int sroce_rx_strip(struct sk_buff *skb, unsigned int iplen)
+{
+	unsigned int hlen = iplen + sizeof(struct udphdr);
+	const struct ipv6hdr *ip6h;
+	const struct iphdr *iph;
+	const struct udphdr *uh;
+	unsigned int len;
+
+	/* Merged by GRO (rx-gro-list, rx-udp-gro-forwarding): not ours. */
+	if (skb_is_gso(skb) || !pskb_may_pull(skb, hlen))
+		return -EINVAL;
+	if (skb->protocol == htons(ETH_P_IP)) {
+		iph = (const struct iphdr *)skb->data;
+		if (ip_fast_csum(iph, iph->ihl))
+			return -EINVAL;
+		len = ntohs(iph->tot_len);
+	} else {
+		ip6h = (const struct ipv6hdr *)skb->data;
+		len = sizeof(*ip6h) + ntohs(ip6h->payload_len);
+	}
+	if (len < hlen || len > skb->len || pskb_trim_rcsum(skb, len))
+		return -EINVAL;
+	uh = (const struct udphdr *)(skb->data + iplen);
+	if (ntohs(uh->len) != len - iplen)
+		return -EINVAL;
+
+	skb_reset_network_header(skb);
+	skb_set_transport_header(skb, iplen);
+	__skb_pull(skb, hlen);
+	return 0;
+}
+
+/* Take the ICRC off the end of a frame at its BTH, into @icrc. */
+static int sroce_rx_trim_icrc(struct sk_buff *skb, __le32 *icrc)
+{
+	unsigned int len = skb->len - SROCE_ICRC_BYTES;
+
+	if (skb->len < SROCE_BTH_BYTES + SROCE_ICRC_BYTES ||
+	    skb_copy_bits(skb, len, icrc, sizeof(*icrc)) ||
+	    pskb_trim_rcsum(skb, len))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * A RoCEv2 frame, ours now: check it, from the IP header to the ICRC, and
+ * hand it to the transport, or drop it and count why.
+ */
+static void sroce_rx_frame(struct sroce_dev *sdev, struct sk_buff *skb,
+			   unsigned int iplen)
+{
+	struct sroce_pkt pkt;
+	__le32 icrc;
+
+	/* Memory reserves are for swap over the network, not for RDMA. */
+	if (unlikely(skb_pfmemalloc(skb))) {
+		sroce_count(sdev, SROCE_CNT_RX_DROPPED);
+		goto drop;
+	}
+	if (sroce_rx_strip(skb, iplen) || sroce_rx_trim_icrc(skb, &icrc) ||
+	    sroce_pkt_parse(skb, &pkt)) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_HEADER);
+		goto drop;
+	}
+	if (sroce_icrc(skb, skb->len) != icrc) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_ICRC);
+		goto drop;
+	}
+	ether_addr_copy(pkt.smac, eth_hdr(skb)->h_source);
+	sroce_count(sdev, SROCE_CNT_RX_PACKETS);
+	sroce_rx(sdev, &pkt);
+	return;
+drop:
+	kfree_skb(skb);
+}
+
+/*
+ * Context: softirq, rcu_read_lock held, for every frame the netdev
+ * receives. Whatever is not RoCEv2 unicast to this host passes on
+ * untouched; RoCEv2 frames are always consumed.
+ */
+static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
+{
+	struct sk_buff *skb = *pskb;
+	struct sroce_dev *sdev;
+	unsigned int iplen;
+
+	if (skb->pkt_type != PACKET_HOST)
+		return RX_HANDLER_PASS;
+	iplen = sroce_rx_roce_iplen(skb);
+	if (!iplen)
+		return RX_HANDLER_PASS;
+
+	sdev = rcu_dereference(skb->dev->rx_handler_data);
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		sroce_count(sdev, SROCE_CNT_RX_DROPPED);
+	else
+		sroce_rx_frame(sdev, skb, iplen);
+	return RX_HANDLER_CONSUMED;
+}
+
+/**
+ * sroce_net_attach() - start taking RoCEv2 frames from the device's netdev
+ * @sdev: the device, whose counters are allocated
+ *
+ * A netdev has one rx handler. A bridge port, a bond or team member and a
+ * macvlan's lower device already have theirs: sroce can run on the upper
+ * device instead, and says so.
+ *
+ * Context: RTNL held.
+ * Return: 0, -EBUSY when the rx handler is taken, or -EINVAL for a netdev
+ * that refuses rx handlers.
+ */
+int sroce_net_attach(struct sroce_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+	int err;
+
+	ASSERT_RTNL();
+	err = netdev_rx_handler_register(ndev, sroce_rx_handler, sdev);
+	if (err == -EBUSY)
+		netdev_warn(ndev, "sroce: cannot attach: the receive handler is taken (bridge port, bond or team member, macvlan lower device?); attach to the upper device\n");
+	else if (err)
+		netdev_warn(ndev, "sroce: cannot attach: the device takes no receive handler\n");
+	return err;
+}
+
+/**
+ * sroce_net_detach() - stop taking frames from the device's netdev
+ * @sdev: the device
+ *
+ * Once this returns, no rx handler call for @sdev runs or will run.
+ * Idempotent: it is called when the netdev goes away and again, for every
+ * way a device goes, from dealloc_driver.
+ *
+ * Context: RTNL held; sleeps.
+ */
+void sroce_net_detach(struct sroce_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+
+	ASSERT_RTNL();
+	if (rtnl_dereference(ndev->rx_handler) == sroce_rx_handler &&
+	    rtnl_dereference(ndev->rx_handler_data) == sdev)
+		netdev_rx_handler_unregister(ndev);
+}
+
+static unsigned int sroce_net_iplen(const struct sroce_av *av)
+{
+	return av->net_type == RDMA_NETWORK_IPV4 ? sizeof(struct iphdr) :
+						   sizeof(struct ipv6hdr);
+}
+
+/**
+ * sroce_net_alloc() - an skb for one packet
+ * @sdev: the device
+ * @av: where the packet goes (for the IP header's size)
+ * @len: bytes of BTH, extended headers and linear payload
+ * @gfp: allocation flags
+ *
+ * skb->data is at the BTH and @len bytes are put, not initialised: the
+ * caller writes every one of them. Room is left in front for the UDP, IP
+ * and link-layer headers and behind for the pad and the ICRC. More payload
+ * may follow in page fragments (sroce_net_add_frag()).
+ *
+ * Return: the skb, or NULL.
+ */
+struct sk_buff *sroce_net_alloc(struct sroce_dev *sdev,
+				const struct sroce_av *av,
+				unsigned int len, gfp_t gfp)
+{
+	struct net_device *ndev = sdev->ndev;
+	unsigned int head = LL_RESERVED_SPACE(ndev) + sroce_net_iplen(av) +
+			    sizeof(struct udphdr);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(head + len + SROCE_TRAILER_MAX, gfp);
+	if (unlikely(!skb))
+		return NULL;
+	skb_reserve(skb, head);
+	__skb_put(skb, len);
+	skb->dev = ndev;
+	return skb;
+}
+
+/**
+ * sroce_net_add_frag() - append payload from a page, without copying it
+ * @skb: from sroce_net_alloc()
+ * @page: the page, of which the skb takes a reference
+ * @off: offset of the payload in @page
+ * @len: bytes of payload
+ *
+ * Bytes that continue the previous fragment in the same page extend it.
+ * The page's contents are read when the packet is sent, and again at
+ * every retransmission: the ICRC covers what they were at that moment.
+ *
+ * Return: false, leaving @skb unchanged, when the skb has no fragment left
+ * (one is kept for the trailer sroce_net_xmit() may need).
+ */
+bool sroce_net_add_frag(struct sk_buff *skb, struct page *page,
+			unsigned int off, unsigned int len)
+{
+	unsigned int i = skb_shinfo(skb)->nr_frags;
+
+	if (i && skb_can_coalesce(skb, i, page, off)) {
+		skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], len);
+	} else {
+		if (i >= MAX_SKB_FRAGS - 1)
+			return false;
+		get_page(page);
+		skb_fill_page_desc(skb, i, page, off, len);
+	}
+	/* Others may write the page meanwhile: no checksum may be trusted. */
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+	return true;
+}
+
+/*
+ * Append @pad zero bytes and room for the ICRC: in the linear part when the
+ * packet is all there, in a fragment of its own after the payload's page
+ * fragments otherwise. Returns where the ICRC goes, or NULL.
+ */
+static u8 *sroce_net_put_trailer(struct sk_buff *skb, unsigned int pad)
+{
+	unsigned int len = pad + SROCE_ICRC_BYTES;
+	unsigned int i = skb_shinfo(skb)->nr_frags;
+	struct page *page;
+	u8 *p;
+
+	if (!skb_is_nonlinear(skb)) {
+		if (unlikely(skb_tailroom(skb) < len))
+			return NULL;
+		return (u8 *)skb_put_zero(skb, len) + pad;
+	}
+	if (unlikely(i >= MAX_SKB_FRAGS || skb_has_frag_list(skb)))
+		return NULL;
+	p = netdev_alloc_frag(SROCE_TRAILER_MAX);
+	if (unlikely(!p))
+		return NULL;
+	memset(p, 0, len);
+	page = virt_to_head_page(p);
+	skb_fill_page_desc(skb, i, page, p - (u8 *)page_address(page), len);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += SROCE_TRAILER_MAX;
+	return p + pad;
+}
+
+static void sroce_net_push_udp(struct sk_buff *skb, u16 sport)
+{
+	struct udphdr *uh = skb_push(skb, sizeof(*uh));
+
+	skb_reset_transport_header(skb);
+	uh->source = htons(sport);
+	uh->dest = htons(SROCE_UDP_PORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+}
+
+static void sroce_net_push_ipv4(struct sk_buff *skb, const struct sroce_av *av)
+{
+	struct iphdr *iph = skb_push(skb, sizeof(*iph));
+
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->tos = av->traffic_class;
+	iph->tot_len = htons(skb->len);
+	/*
+	 * Never fragmented, so the ID identifies nothing (RFC 6864): zero,
+	 * as the stack itself sends DF datagrams that have no socket.
+	 */
+	iph->id = 0;
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = av->hop_limit;
+	iph->protocol = IPPROTO_UDP;
+	memcpy(&iph->saddr, &av->sgid.raw[12], sizeof(iph->saddr));
+	memcpy(&iph->daddr, &av->dgid.raw[12], sizeof(iph->daddr));
+	ip_send_check(iph);
+	skb->protocol = htons(ETH_P_IP);
+}
+
+static void sroce_net_push_ipv6(struct sk_buff *skb, const struct sroce_av *av)
+{
+	struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, av->traffic_class,
+		     htonl(av->flow_label) & IPV6_FLOWLABEL_MASK);
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = av->hop_limit;
+	memcpy(&ip6h->saddr, av->sgid.raw, sizeof(ip6h->saddr));
+	memcpy(&ip6h->daddr, av->dgid.raw, sizeof(ip6h->daddr));
+	skb->protocol = htons(ETH_P_IPV6);
+}
+
+/*
+ * A plain Ethernet header: a VLAN netdev tags the frame itself when it
+ * transmits it.
+ */
+static void sroce_net_push_eth(struct sk_buff *skb, struct net_device *ndev,
+			       const u8 *dmac)
+{
+	struct ethhdr *eth = skb_push(skb, ETH_HLEN);
+
+	skb_reset_mac_header(skb);
+	ether_addr_copy(eth->h_dest, dmac);
+	ether_addr_copy(eth->h_source, ndev->dev_addr);
+	eth->h_proto = skb->protocol;
+}
+
+/*
+ * To a GID of our own: the frame is received as if from the wire, by our
+ * own rx handler, from the backlog of this CPU.
+ */
+static int sroce_net_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	skb->protocol = eth_type_trans(skb, sdev->ndev);
+	if (netif_rx(skb) == NET_RX_DROP) {
+		sroce_count(sdev, SROCE_CNT_TX_DROPPED);
+		return -ENOBUFS;
+	}
+	sroce_count(sdev, SROCE_CNT_LOOPBACK);
+	return 0;
+}
+
+/**
+ * sroce_net_xmit() - finish a packet and send it
+ * @sdev: the device
+ * @av: where it goes
+ * @skb: from sroce_net_alloc(), data at the BTH, whose PadCnt says how many
+ *	 pad bytes follow the payload; always consumed
+ * @sport: UDP source port
+ *
+ * Appends the pad and the ICRC, pushes the UDP, IP and Ethernet headers,
+ * and queues the frame on the netdev, or loops it back to our own rx
+ * handler when it is addressed to our own MAC.
+ *
+ * Context: process or softirq, no spinlock held: a looped-back packet may
+ * be received, sroce_rx() included, before this returns.
+ * Return: 0, or a negative errno when the packet was dropped.
+ */
+int sroce_net_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
+		   struct sk_buff *skb, u16 sport)
+{
+	struct sroce_bth *bth = (struct sroce_bth *)skb->data;
+	unsigned int pad = (bth->flags & SROCE_BTH_PAD_MASK) >>
+			   SROCE_BTH_PAD_SHIFT;
+	struct net_device *ndev = sdev->ndev;
+	unsigned int len = skb->len + pad;
+	__le32 icrc;
+	u8 *trailer;
+	int err;
+
+	trailer = sroce_net_put_trailer(skb, pad);
+	if (unlikely(!trailer)) {
+		err = -ENOMEM;
+		goto drop;
+	}
+	sroce_net_push_udp(skb, sport);
+	if (av->net_type == RDMA_NETWORK_IPV4)
+		sroce_net_push_ipv4(skb, av);
+	else
+		sroce_net_push_ipv6(skb, av);
+	if (unlikely(skb->len > READ_ONCE(ndev->mtu))) {
+		err = -EMSGSIZE;
+		goto drop;
+	}
+	icrc = sroce_icrc(skb, len);
+	memcpy(trailer, &icrc, sizeof(icrc));
+	sroce_net_push_eth(skb, ndev, av->dmac);
+	sroce_count(sdev, SROCE_CNT_TX_PACKETS);
+
+	if (ether_addr_equal(av->dmac, ndev->dev_addr))
+		return sroce_net_loopback(sdev, skb);
+	err = dev_queue_xmit(skb);
+	if (likely(!net_xmit_eval(err)))
+		return 0;
+	sroce_count(sdev, SROCE_CNT_TX_DROPPED);
+	return err < 0 ? err : -ENOBUFS;
+
+drop:
+	kfree_skb(skb);
+	sroce_count(sdev, SROCE_CNT_TX_DROPPED);
+	return err;
+}
