@@ -114,6 +114,12 @@ def good(bench, v6=False, opcode=0x04, payload=b"0123456789abcdef",
     return roce.frame(t, a.mac, b.mac, src, dst)
 
 
+def tagged(frame, vid, prio=3):
+    """The frame with an 802.1Q tag."""
+    return frame[:12] + struct.pack("!HH", 0x8100, prio << 13 | vid) + \
+        frame[12:]
+
+
 def v4_field(frame, off, data):
     """Overwrite bytes of the IPv4 header and fix its checksum."""
     f = bytearray(frame)
@@ -126,6 +132,9 @@ def v4_field(frame, off, data):
 def test_hostile_frames_dropped_and_counted(bench):
     bench.only("sroce", SROCE_ONLY)
     a, b = bench.a, bench.b
+    # virtio-net's VLAN filter lets priority-tagged frames in only once
+    # 8021q has registered VLAN 0 on eth0.
+    a.run("modprobe 8021q")
     dev = bench.attach(a)
     f = good(bench)
     bad_icrc = [
@@ -170,6 +179,8 @@ def test_hostile_frames_dropped_and_counted(bench):
         # Link-layer padding after the ICRC is trimmed off.
         good(bench, payload=b"")[:] + b"\0\0\0\0\0\0",
         good(bench, opcode=0x11, payload=b"\0" * 4),
+        # A priority tag (VLAN 0), as RoCE with PFC sends, is no VLAN.
+        tagged(f, 0),
     ]
     # Not RoCEv2 for this host: left to the stack, counted nowhere.
     other_port = bytearray(f)
@@ -177,7 +188,9 @@ def test_hostile_frames_dropped_and_counted(bench):
     fragment = v4_field(f, 6, struct.pack("!H", 0x2000))
     other_host = bytes.fromhex("525400770099") + f[6:]
     broadcast = b"\xff" * 6 + f[6:]
-    passed = [bytes(other_port), fragment, other_host, broadcast]
+    # A VLAN A has no netdev for.
+    vlan = tagged(f, 100)
+    passed = [bytes(other_port), fragment, other_host, broadcast, vlan]
 
     before = counters(a, dev)
     send(bench, bad_icrc + bad_header + accepted + passed)
@@ -215,3 +228,23 @@ def test_random_frames(bench):
         a.run("sleep 0.25")
     assert c["rx_bad_icrc"] + c["rx_bad_header"] == want, (c, want)
     assert c["rx_packets"] == before["rx_packets"], c
+
+
+def test_on_a_vlan(bench):
+    """sroce on a VLAN netdev takes that VLAN's frames, and only those."""
+    bench.only("sroce", SROCE_ONLY)
+    a, b = bench.a, bench.b
+    a.run("ip link add link eth0 name eth0.77 type vlan id 77 && "
+          "ip addr add 10.78.0.1/24 dev eth0.77 && ip link set eth0.77 up")
+    b.run("ip link add link eth0 name eth0.77 type vlan id 77 && "
+          "ip addr add 10.78.0.2/24 dev eth0.77 && ip link set eth0.77 up")
+    dev = bench.attach(a, "sroce0", netdev="eth0.77")
+    bench.attach(a, "sroce1", netdev="eth0")
+    a.run("ping -c 2 -i 0.2 -W 2 10.78.0.2", timeout=30)
+    t = roce.bth(0x04, 0x123, 1) + b"0123456789abcdef"
+    on_vlan = tagged(roce.frame(t, a.mac, b.mac, "10.78.0.2", "10.78.0.1"), 77)
+    untagged = roce.frame(t, a.mac, b.mac, b.ip, a.ip)
+    bad = on_vlan[:-1] + bytes([on_vlan[-1] ^ 1])
+    send(bench, [on_vlan, on_vlan, bad, untagged])
+    wait_counts(a, dev, {"rx_packets": 2, "rx_bad_icrc": 1})
+    wait_counts(a, "sroce1", {"rx_packets": 1, "rx_bad_icrc": 0})
