@@ -58,6 +58,7 @@ void sroce_count_add(struct sroce_dev *sdev, enum sroce_counter c, u64 n)
  * @c: the counter
  *
  * Not a snapshot: counts made during the sum may or may not be in it.
+ * Return: the sum.
  */
 u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c)
 {

@@ -19,9 +19,11 @@
 
 /*
  * Copy the IP, UDP and base transport headers, which are contiguous, and
- * mask the variant fields to ones. Returns the bytes copied.
+ * mask the variant fields to ones. Returns the bytes copied, or 0 when the
+ * headers are not those of a RoCEv2 packet (a caller's bug).
  */
-static unsigned int sroce_icrc_hdrs(const struct sk_buff *skb, u8 *buf)
+static unsigned int sroce_icrc_hdrs(const struct sk_buff *skb, u8 *buf,
+				    unsigned int size)
 {
 	unsigned int iplen = skb_transport_header(skb) - skb_network_header(skb);
 	unsigned int len = iplen + sizeof(struct udphdr) + SROCE_BTH_BYTES;
@@ -30,6 +32,8 @@ static unsigned int sroce_icrc_hdrs(const struct sk_buff *skb, u8 *buf)
 	struct udphdr *udph;
 	struct iphdr *iph;
 
+	if (WARN_ON_ONCE(len > size))
+		return 0;
 	memcpy(buf, skb_network_header(skb), len);
 	if (ip_hdr(skb)->version == 4) {
 		iph = (struct iphdr *)buf;
@@ -93,7 +97,7 @@ __le32 sroce_icrc(struct sk_buff *skb, unsigned int len)
 	u8 buf[SROCE_ICRC_HDR_MAX];
 	u32 crc = SROCE_ICRC_SEED;
 
-	crc = crc32_le(crc, buf, sroce_icrc_hdrs(skb, buf));
+	crc = crc32_le(crc, buf, sroce_icrc_hdrs(skb, buf, sizeof(buf)));
 	crc = sroce_icrc_data(skb, bth + SROCE_BTH_BYTES,
 			      len - SROCE_BTH_BYTES, crc);
 	return cpu_to_le32(~crc);

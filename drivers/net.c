@@ -8,6 +8,7 @@
  * on this netdev while sroce is attached.
  */
 #include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -163,7 +164,12 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 	struct sroce_dev *sdev;
 	unsigned int iplen;
 
-	if (skb->pkt_type != PACKET_HOST)
+	/*
+	 * A VLAN the host has no netdev for arrives here still tagged; the
+	 * stack drops it after us. A priority tag (VLAN 0) is no VLAN.
+	 */
+	if (skb->pkt_type != PACKET_HOST ||
+	    (skb_vlan_tag_present(skb) && skb_vlan_tag_get_id(skb)))
 		return RX_HANDLER_PASS;
 	iplen = sroce_rx_roce_iplen(skb);
 	if (!iplen)
@@ -452,6 +458,7 @@ int sroce_net_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 	icrc = sroce_icrc(skb, len);
 	memcpy(trailer, &icrc, sizeof(icrc));
 	sroce_net_push_eth(skb, ndev, av->dmac);
+	skb->dev = ndev;
 	sroce_count(sdev, SROCE_CNT_TX_PACKETS);
 
 	if (ether_addr_equal(av->dmac, ndev->dev_addr))

@@ -68,7 +68,10 @@ u32 sroce_qpt_bit(enum ib_qp_type type);
 
 /**
  * struct sroce_pkt - a packet's parsed view
- * @skb: the packet; skb->data is at the BTH, the network header is set
+ * @skb: the packet; skb->data is at the BTH, the network header is set;
+ *	 received ones end with the pad (the ICRC is checked and trimmed
+ *	 off), may be cloned (read them only) and may carry the payload in
+ *	 page fragments
  * @bth: the BTH, in the skb's linear data, followed by every extended header
  * @opcode: BTH opcode
  * @mask: sroce_opcode[opcode].mask

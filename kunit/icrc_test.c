@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the ICRC against frames rdma_rxe put on the wire (icrc_vectors.h),
+ * which fields it covers and which it masks, and nonlinear packets.
+ */
+#include <kunit/test.h>
+#include <linux/crc32.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+
+#include "icrc.h"
+#include "icrc_vectors.h"
+#include "pkt.h"
+#include "wire.h"
+
+#define MAX_FRAME	2048
+
+static unsigned int iplen_of(const u8 *frame)
+{
+	return frame[12] == 0x08 && frame[13] == 0x00 ?
+		(frame[ETH_HLEN] & 0xf) * 4 : sizeof(struct ipv6hdr);
+}
+
+/* Offset of the BTH in an Ethernet frame. */
+static unsigned int bth_of(const u8 *frame)
+{
+	return ETH_HLEN + iplen_of(frame) + sizeof(struct udphdr);
+}
+
+/*
+ * An skb of a whole frame as the receive path sees it, data at the BTH.
+ * The first @linear bytes are in the linear part; the rest, if any, in
+ * page fragments of @chunk bytes, each at an odd offset in its own page.
+ */
+static struct sk_buff *frame_skb(struct kunit *test, const u8 *frame,
+				 unsigned int len, unsigned int linear,
+				 unsigned int chunk)
+{
+	unsigned int off = linear, i = 0;
+	struct sk_buff *skb;
+
+	linear = min(linear, len);
+	skb = alloc_skb(linear, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_put_data(skb, frame, linear);
+	for (off = linear; off < len; off += chunk, i++) {
+		unsigned int n = min(chunk, len - off);
+		struct page *page = alloc_page(GFP_KERNEL);
+
+		KUNIT_ASSERT_NOT_NULL(test, page);
+		KUNIT_ASSERT_LT(test, i, (unsigned int)MAX_SKB_FRAGS);
+		KUNIT_ASSERT_LE(test, n + 7, (unsigned int)PAGE_SIZE);
+		memcpy(page_address(page) + 7, frame + off, n);
+		skb_fill_page_desc(skb, i, page, 7, n);
+		skb->len += n;
+		skb->data_len += n;
+		skb->truesize += PAGE_SIZE;
+	}
+	skb_reset_mac_header(skb);
+	skb_set_network_header(skb, ETH_HLEN);
+	skb_set_transport_header(skb, ETH_HLEN + iplen_of(frame));
+	skb->protocol = htons(frame[12] << 8 | frame[13]);
+	__skb_pull(skb, bth_of(frame));
+	return skb;
+}
+
+/* The ICRC sroce computes for a whole frame, ICRC included. */
+static __le32 icrc_of(struct kunit *test, const u8 *frame, unsigned int len,
+		      unsigned int linear, unsigned int chunk)
+{
+	struct sk_buff *skb = frame_skb(test, frame, len, linear, chunk);
+	__le32 icrc = sroce_icrc(skb, skb->len - SROCE_ICRC_BYTES);
+
+	kfree_skb(skb);
+	return icrc;
+}
+
+static __le32 trailer_of(const u8 *frame, unsigned int len)
+{
+	__le32 icrc;
+
+	memcpy(&icrc, frame + len - SROCE_ICRC_BYTES, sizeof(icrc));
+	return icrc;
+}
+
+static void seed_is_the_masked_lrh(struct kunit *test)
+{
+	static const u8 lrh[8] = { 0xff, 0xff, 0xff, 0xff,
+				   0xff, 0xff, 0xff, 0xff };
+
+	KUNIT_EXPECT_EQ(test, crc32_le(~0U, lrh, sizeof(lrh)),
+			(u32)SROCE_ICRC_SEED);
+}
+
+static void rxe_frames(struct kunit *test)
+{
+	unsigned int i;
+	bool v4 = false, v6 = false;
+
+	KUNIT_ASSERT_GT(test, ARRAY_SIZE(sroce_icrc_vectors), 0UL);
+	for (i = 0; i < ARRAY_SIZE(sroce_icrc_vectors); i++) {
+		const struct sroce_icrc_vector *v = &sroce_icrc_vectors[i];
+
+		KUNIT_EXPECT_EQ_MSG(test,
+				    le32_to_cpu(icrc_of(test, v->frame, v->len,
+							v->len, 0)),
+				    le32_to_cpu(trailer_of(v->frame, v->len)),
+				    "%s", v->what);
+		if (iplen_of(v->frame) == sizeof(struct ipv6hdr))
+			v6 = true;
+		else
+			v4 = true;
+	}
+	KUNIT_EXPECT_TRUE(test, v4 && v6);
+}
+
+/* What the receive path does: ICRC off, then the parser. */
+static void rxe_frames_parse(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sroce_icrc_vectors); i++) {
+		const struct sroce_icrc_vector *v = &sroce_icrc_vectors[i];
+		struct sk_buff *skb = frame_skb(test, v->frame, v->len,
+						v->len, 0);
+		unsigned int hdr_len = sroce_opcode[v->opcode].hdr_len;
+		unsigned int total = v->len - bth_of(v->frame) -
+				     SROCE_ICRC_BYTES;
+		bool is_v6 = iplen_of(v->frame) == sizeof(struct ipv6hdr);
+		struct sroce_pkt pkt;
+
+		skb_trim(skb, total);
+		KUNIT_ASSERT_EQ_MSG(test, sroce_pkt_parse(skb, &pkt), 0,
+				    "%s", v->what);
+		KUNIT_EXPECT_EQ(test, pkt.opcode, v->opcode);
+		KUNIT_EXPECT_EQ(test, pkt.paylen, total - hdr_len - v->pad);
+		KUNIT_EXPECT_EQ(test, pkt.net_type, is_v6 ? RDMA_NETWORK_IPV6 :
+							    RDMA_NETWORK_IPV4);
+		if (!is_v6)
+			KUNIT_EXPECT_EQ(test, memcmp(&pkt.dgid.raw[12],
+						     v->frame + ETH_HLEN + 16,
+						     4), 0);
+		else
+			KUNIT_EXPECT_EQ(test, memcmp(pkt.dgid.raw,
+						     v->frame + ETH_HLEN + 24,
+						     16), 0);
+		KUNIT_EXPECT_EQ(test, sroce_icrc(skb, skb->len),
+				trailer_of(v->frame, v->len));
+		kfree_skb(skb);
+	}
+}
+
+/* The vector to mutate: the longest, so payload and pad are there. */
+static const struct sroce_icrc_vector *longest(bool v6)
+{
+	const struct sroce_icrc_vector *best = NULL;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sroce_icrc_vectors); i++) {
+		const struct sroce_icrc_vector *v = &sroce_icrc_vectors[i];
+
+		if ((iplen_of(v->frame) == sizeof(struct ipv6hdr)) != v6)
+			continue;
+		if (!best || v->len > best->len)
+			best = v;
+	}
+	return best;
+}
+
+/* Flip @mask in byte @at of a copy of @v: is the ICRC still the same? */
+static bool same_after_flip(struct kunit *test,
+			    const struct sroce_icrc_vector *v,
+			    unsigned int at, u8 mask)
+{
+	u8 *copy = kunit_kmalloc(test, v->len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, copy);
+	KUNIT_ASSERT_LT(test, at, v->len - SROCE_ICRC_BYTES);
+	memcpy(copy, v->frame, v->len);
+	copy[at] ^= mask;
+	return icrc_of(test, copy, v->len, v->len, 0) ==
+	       trailer_of(v->frame, v->len);
+}
+
+static void variant_fields_ipv4(struct kunit *test)
+{
+	const struct sroce_icrc_vector *v = longest(false);
+	const unsigned int ip = ETH_HLEN, udp = ip + 20, bth = udp + 8;
+
+	KUNIT_ASSERT_NOT_NULL(test, v);
+	/* Masked: TOS, TTL, IP checksum, UDP checksum, BTH resv8a. */
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, ip + 1, 0xfc));
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, ip + 8, 0x01));
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, ip + 10, 0x80));
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, ip + 11, 0x01));
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, udp + 6, 0x12));
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, bth + 4, 0xff));
+	/* The Ethernet header is not covered at all. */
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, 0, 0x02));
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, 11, 0x10));
+	/* Covered: version, length, ID, flags, protocol, addresses... */
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, ip + 0, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, ip + 3, 0x04));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, ip + 5, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, ip + 6, 0x40));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, ip + 9, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, ip + 12, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, ip + 19, 0x80));
+	/* ...the UDP ports and length... */
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, udp + 1, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, udp + 3, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, udp + 5, 0x04));
+	/* ...the rest of the BTH, and everything after it. */
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, bth + 0, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, bth + 1, 0x40));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, bth + 7, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, bth + 11, 0x80));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, bth + 12, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v,
+						 v->len - SROCE_ICRC_BYTES - 1,
+						 0x01));
+}
+
+static void variant_fields_ipv6(struct kunit *test)
+{
+	const struct sroce_icrc_vector *v = longest(true);
+	const unsigned int ip = ETH_HLEN, udp = ip + 40, bth = udp + 8;
+
+	KUNIT_ASSERT_NOT_NULL(test, v);
+	/* Masked: traffic class, flow label, hop limit, UDP checksum. */
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, ip + 0, 0x0f));
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, ip + 1, 0xff));
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, ip + 3, 0x01));
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, ip + 7, 0x3f));
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, udp + 7, 0x01));
+	KUNIT_EXPECT_TRUE(test, same_after_flip(test, v, bth + 4, 0x01));
+	/* Covered: version, payload length, next header, addresses. */
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, ip + 0, 0x10));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, ip + 5, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, ip + 6, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, ip + 8, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, ip + 39, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, udp + 0, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v, bth + 5, 0x01));
+	KUNIT_EXPECT_FALSE(test, same_after_flip(test, v,
+						 v->len - SROCE_ICRC_BYTES - 2,
+						 0x10));
+}
+
+/*
+ * Page fragments give the ICRC of the same bytes in the linear part, for
+ * every frame, with the BTH's end or its first bytes after it in the
+ * linear part and the rest cut in pieces from one byte to a page.
+ */
+static void nonlinear_same_as_linear(struct kunit *test)
+{
+	static const unsigned int chunks[] = { 1, 3, 7, 64, 509, 4000 };
+	unsigned int i, c, extra;
+
+	for (i = 0; i < ARRAY_SIZE(sroce_icrc_vectors); i++) {
+		const struct sroce_icrc_vector *v = &sroce_icrc_vectors[i];
+		unsigned int bth = bth_of(v->frame);
+		__le32 want = trailer_of(v->frame, v->len);
+
+		for (c = 0; c < ARRAY_SIZE(chunks); c++)
+			for (extra = 12; extra <= 14; extra++) {
+				unsigned int rest = v->len - bth - extra;
+
+				if (DIV_ROUND_UP(rest, chunks[c]) >
+				    MAX_SKB_FRAGS)
+					continue;
+				KUNIT_EXPECT_EQ_MSG(test,
+						    icrc_of(test, v->frame,
+							    v->len,
+							    bth + extra,
+							    chunks[c]),
+						    want, "%s chunk %u",
+						    v->what, chunks[c]);
+			}
+	}
+}
+
+/* Transmit computes with skb->data at the Ethernet header: same answer. */
+static void data_anywhere_before_bth(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sroce_icrc_vectors); i++) {
+		const struct sroce_icrc_vector *v = &sroce_icrc_vectors[i];
+		struct sk_buff *skb = frame_skb(test, v->frame, v->len,
+						v->len, 0);
+		unsigned int len = skb->len - SROCE_ICRC_BYTES;
+
+		__skb_push(skb, bth_of(v->frame));
+		KUNIT_EXPECT_EQ(test, sroce_icrc(skb, len),
+				trailer_of(v->frame, v->len));
+		kfree_skb(skb);
+	}
+}
+
+static struct kunit_case icrc_cases[] = {
+	KUNIT_CASE(seed_is_the_masked_lrh),
+	KUNIT_CASE(rxe_frames),
+	KUNIT_CASE(rxe_frames_parse),
+	KUNIT_CASE(variant_fields_ipv4),
+	KUNIT_CASE(variant_fields_ipv6),
+	KUNIT_CASE(nonlinear_same_as_linear),
+	KUNIT_CASE(data_anywhere_before_bth),
+	{}
+};
+
+static struct kunit_suite icrc_suite = {
+	.name = "sroce-icrc",
+	.test_cases = icrc_cases,
+};
+
+kunit_test_suite(icrc_suite);
