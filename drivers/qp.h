@@ -291,6 +291,7 @@ static inline bool sroce_qp_tx_full(const struct sroce_qp *qp)
 {
 	return atomic_read(&qp->ref->inflight) >= SROCE_INFLIGHT_HIGH;
 }
+
 void sroce_qp_err_work(struct work_struct *work);
 void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
 

@@ -25,11 +25,15 @@ static bool sroce_pkey_ok(const struct sroce_pkt *pkt)
 	       (SROCE_DEFAULT_PKEY & 0x7fff);
 }
 
-/* A connected QP hears only from the peer it was connected to. */
+/*
+ * A connected QP hears only from the peer it was connected to, at the
+ * address it was connected from.
+ */
 static bool sroce_rx_peer_ok(const struct sroce_qp *qp,
 			     const struct sroce_pkt *pkt)
 {
-	return !memcmp(&pkt->sgid, &qp->av.dgid, sizeof(pkt->sgid));
+	return !memcmp(&pkt->sgid, &qp->av.dgid, sizeof(pkt->sgid)) &&
+	       !memcmp(&pkt->dgid, &qp->av.sgid, sizeof(pkt->dgid));
 }
 
 /**
