@@ -20,7 +20,8 @@ SROCE_WERROR ?= 0
 
 KBUILD := $(MAKE) -C $(KDIR) M=$(TOP) CONFIG_SROCE=m SROCE_WERROR=$(SROCE_WERROR)
 
-.PHONY: all module provider tools setup demo check kunit sparse checkpatch install uninstall clean
+.PHONY: all module provider tools setup demo check kunit sparse checkpatch install uninstall clean \
+	bench
 
 all: module provider tools
 
@@ -51,6 +52,14 @@ check: setup
 
 kunit:
 	$(TOP)/kunit/run
+
+# Which driver the guest targets below test: sroce, or rxe for the baseline.
+DRIVER ?= sroce
+
+# sroce against rdma_rxe, interleaved on the same guests: medians and
+# ratios (docs/BENCH.md). BENCH_ARGS= passes options, e.g. --rounds 5.
+bench: module provider
+	/usr/bin/python3 $(TOP)/scripts/bench/perf.py $(BENCH_ARGS)
 
 sparse:
 	@test -d "$(KDIR)" || { echo "sroce: no kernel headers at '$(KDIR)'" >&2; exit 1; }

@@ -624,13 +624,16 @@ class Bench:
 
     # ---- helpers for tests ---------------------------------------------------
 
-    def attach(self, guest, name=None, netdev="eth0"):
-        """rdma link add NAME type <driver> netdev NETDEV; returns NAME."""
-        name = name or f"{self.driver}0"
-        if self.driver == "rxe":
+    def attach(self, guest, name=None, netdev="eth0", driver=None):
+        """rdma link add NAME type DRIVER netdev NETDEV; returns NAME.
+        DRIVER: this run's driver unless given (scripts/bench/perf.py
+        attaches both in turn)."""
+        driver = driver or self.driver
+        name = name or f"{driver}0"
+        if driver == "rxe":
             guest.run("modprobe rdma_rxe")
         # sroce is loaded by the kernel itself (request_module rdma-link-sroce).
-        guest.run(f"rdma link add {name} type {self.driver} netdev {netdev}")
+        guest.run(f"rdma link add {name} type {driver} netdev {netdev}")
         return name
 
     def detach(self, guest, name):
