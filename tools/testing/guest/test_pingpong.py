@@ -8,9 +8,6 @@ for each page that did not arrive, yet exits 0, so the output is read.
 Each run must: exit 0 on both sides, report size x iterations x 2 bytes
 moved in that many round trips, use the RoCEv2 GIDs it was given (IPv4,
 and IPv6 for one size), and print no invalid page.
-
-test_ud_pingpong is separate so that it can be gated on the UD transport:
-it skips on sroce until SROCE_UD is set to True below.
 """
 import os
 import sys
@@ -20,9 +17,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import perftest as pt  # noqa: E402
 
 TIMEOUT = 300
-# Set when sroce's UD transport lands.
-SROCE_UD = False
-
 ITERS = 10
 SIZES = [1, 100, 4096, 65536, 1000000]
 # A UD message fits one packet: at MTU 1500 the port's MTU is 1024 bytes
@@ -93,6 +87,4 @@ def test_uc_pingpong(bench):
 
 
 def test_ud_pingpong(bench):
-    if bench.driver == "sroce" and not SROCE_UD:
-        raise bench.Skip("sroce's UD transport is not there yet (SROCE_UD in this file)")
     pingpong(bench, "ibv_ud_pingpong", [(ip, s) for ip in ("v4", "v6") for s in UD_SIZES])
