@@ -411,7 +411,18 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (pkt->mask & SROCE_HAS_AETH && !(pkt->mask & SROCE_READ &&
 					    !(pkt->mask & SROCE_LAST)))
 		sroce_comp_ack(qp, pkt);
-	stop = sroce_req_run(qp, SROCE_COMP_BUDGET);
+	/*
+	 * An idle requester is rung by the provider and a busy one has its
+	 * worker queued: only one that waited for an answer goes on here.
+	 * Completions the answer allowed are made either way.
+	 */
+	stop = SROCE_REQ_IDLE;
+	if (qp->req.blocked) {
+		stop = sroce_req_run(qp, SROCE_COMP_BUDGET);
+	} else {
+		sroce_comp_complete(qp);
+		sroce_comp_arm_timer(qp);
+	}
 	spin_unlock_bh(&qp->sq_lock);
 	if (stop == SROCE_REQ_BUDGET)
 		queue_work(sroce_wq, &qp->send_work);

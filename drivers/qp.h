@@ -80,6 +80,8 @@ struct sroce_swqe {
  * @timer: retransmit timer, armed while packets are unacknowledged
  * @rnr_timer: the wait an RNR NAK asked for
  * @timeout: retransmit timeout in jiffies, 0 for none
+ * @blocked: the last run stopped on something an answer may lift
+ *	     (window, reads outstanding, fence): only then do answers run it
  * @nak_psn: the PSN of the last sequence NAK acted on
  * @nak_seen: @nak_psn is valid
  */
@@ -95,6 +97,7 @@ struct sroce_req {
 	u8 rnr_retry;
 	bool rnr_wait;
 	bool nak_seen;
+	bool blocked;
 	u32 nak_psn;
 	void *wqes;
 	u32 stride;

@@ -524,6 +524,7 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 	}
 	sroce_comp_complete(qp);
 	sroce_comp_arm_timer(qp);
+	req->blocked = stop == SROCE_REQ_BLOCKED;
 	return stop;
 }
 
@@ -547,6 +548,8 @@ void sroce_req_rewind(struct sroce_qp *qp)
 		if (!sroce_swqe_at(qp, idx)->done)
 			break;
 	req->rd_out = 0;
+	/* Whoever rewound runs the requester next, idle or not. */
+	req->blocked = true;
 	if (idx == req->cur && !req->off)
 		return;
 	swqe = sroce_swqe_at(qp, idx);
