@@ -21,7 +21,7 @@ SROCE_WERROR ?= 0
 KBUILD := $(MAKE) -C $(KDIR) M=$(TOP) CONFIG_SROCE=m SROCE_WERROR=$(SROCE_WERROR)
 
 .PHONY: all module provider tools setup demo check kunit sparse checkpatch install uninstall clean \
-	bench
+	bench perftest perftest-full
 
 all: module provider tools
 
@@ -60,6 +60,19 @@ DRIVER ?= sroce
 # ratios (docs/BENCH.md). BENCH_ARGS= passes options, e.g. --rounds 5.
 bench: module provider
 	/usr/bin/python3 $(TOP)/scripts/bench/perf.py $(BENCH_ARGS)
+
+# The perftest matrix as `make check` runs it (reduced, ~12 min).
+perftest: module provider
+	/usr/bin/python3 $(TOP)/scripts/bench/run.py --driver $(DRIVER) \
+		$(TOP)/tools/testing/guest/test_perftest.py
+
+# Every perftest program x connection x IP version x MTU x link/loopback,
+# all sizes, perftest's default iterations: days under TCG (docs/BENCH.md;
+# PERFTEST_ITERS=100 makes it hours). Run it before calling the transport
+# done.
+perftest-full: module provider
+	PERFTEST_FULL=1 /usr/bin/python3 $(TOP)/scripts/bench/run.py --driver $(DRIVER) \
+		$(TOP)/tools/testing/guest/test_perftest.py
 
 sparse:
 	@test -d "$(KDIR)" || { echo "sroce: no kernel headers at '$(KDIR)'" >&2; exit 1; }
