@@ -117,19 +117,24 @@ void sroce_resp_start(struct sroce_qp *qp)
 	resp->mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
 }
 
+/*
+ * An answer packet of @paylen payload bytes, @linear of them to be copied
+ * into the skb (the others come as page fragments): the pad is the
+ * payload's, wherever it sits.
+ */
 static struct sk_buff *sroce_resp_alloc(struct sroce_qp *qp, u8 opcode,
-					u32 psn, u32 len)
+					u32 psn, u32 paylen, u32 linear)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sk_buff *skb;
 
-	skb = sroce_net_alloc(sdev, &qp->av, sroce_opcode[opcode].hdr_len + len,
-			      GFP_ATOMIC);
+	skb = sroce_net_alloc(sdev, &qp->av,
+			      sroce_opcode[opcode].hdr_len + linear, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	sroce_qp_own_skb(qp, skb);
 	sroce_bth_init((struct sroce_bth *)skb->data, opcode, false,
-		       sroce_pad(len), SROCE_DEFAULT_PKEY,
+		       sroce_pad(paylen), SROCE_DEFAULT_PKEY,
 		       qp->attr.dest_qp_num, psn, false);
 	return skb;
 }
@@ -150,7 +155,7 @@ static void sroce_resp_send_ack(struct sroce_qp *qp, u8 syn, u32 psn)
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sk_buff *skb;
 
-	skb = sroce_resp_alloc(qp, SROCE_OP_ACK, psn, 0);
+	skb = sroce_resp_alloc(qp, SROCE_OP_ACK, psn, 0, 0);
 	if (!skb)
 		return;	/* as if lost: the requester retransmits */
 	sroce_resp_aeth(qp, skb, SROCE_OP_ACK, syn);
@@ -202,7 +207,7 @@ static bool sroce_resp_read_packet(struct sroce_qp *qp,
 			goto err_put;
 	}
 again:
-	skb = sroce_resp_alloc(qp, op, res->psn, zcopy ? 0 : len);
+	skb = sroce_resp_alloc(qp, op, res->psn, len, zcopy ? 0 : len);
 	if (!skb)
 		goto err_put;
 	if (sroce_opcode[op].mask & SROCE_HAS_AETH)
@@ -240,7 +245,8 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp,
 	struct sroce_atomic_ack_eth *ack;
 	struct sk_buff *skb;
 
-	skb = sroce_resp_alloc(qp, SROCE_OP_ATOMIC_ACK, res->first_psn, 0);
+	skb = sroce_resp_alloc(qp, SROCE_OP_ATOMIC_ACK, res->first_psn, 0,
+			       0);
 	if (!skb)
 		return;
 	sroce_resp_aeth(qp, skb, SROCE_OP_ATOMIC_ACK,
