@@ -78,27 +78,32 @@ static u32 sroce_sge_seek(const struct sroce_sge *sge, u32 nsge, u32 *off)
 	return i;
 }
 
+/* What to do with one piece of an SGE list, an MR's range checked. */
+typedef int (*sroce_piece_fn)(const struct sroce_mr *mr, u64 iova, u32 len,
+			      void *ctx);
+
 /**
- * sroce_payload_gather() - add bytes of a send WQE's SGEs to a packet
+ * sroce_sge_walk() - visit the MR ranges behind part of an SGE list
  * @sdev: the device
  * @pd: the QP's PD, which every lkey must belong to
- * @skb: the packet being built
- * @dst: where to copy the bytes, or NULL to attach pages (see above)
  * @sge: the SGEs
  * @nsge: how many
  * @off: message offset of the first byte
  * @len: bytes
+ * @access: the rights the pieces need (IB_ACCESS_LOCAL_WRITE or 0)
+ * @fn: called for each piece, with its MR referenced
+ * @ctx: for @fn
  *
- * Each SGE's MR is looked up for every packet: an MR deregistered in the
+ * Each SGE's MR is looked up for every call: an MR deregistered in the
  * middle of a message fails the rest of it instead of being used.
  *
- * Return: 0; -EACCES or -ERANGE for an lkey that does not cover the SGE;
- * -E2BIG as for sroce_payload_mr().
+ * Return: 0; -EACCES or -ERANGE for an lkey that does not cover its SGE
+ * with @access; -EMSGSIZE when the SGEs end before @len bytes; or what
+ * @fn returned.
  */
-int sroce_payload_gather(struct sroce_dev *sdev, const struct ib_pd *pd,
-			 struct sk_buff *skb, u8 *dst,
-			 const struct sroce_sge *sge, u32 nsge, u32 off,
-			 u32 len)
+static int sroce_sge_walk(struct sroce_dev *sdev, const struct ib_pd *pd,
+			  const struct sroce_sge *sge, u32 nsge, u32 off,
+			  u32 len, u32 access, sroce_piece_fn fn, void *ctx)
 {
 	struct sroce_mr *mr;
 	u32 i, n;
@@ -112,18 +117,72 @@ int sroce_payload_gather(struct sroce_dev *sdev, const struct ib_pd *pd,
 		mr = sroce_mr_get(sdev, sge[i].lkey);
 		if (!mr)
 			return -EACCES;
-		err = sroce_mr_check(mr, pd, sge[i].addr + off, n, 0);
+		err = sroce_mr_check(mr, pd, sge[i].addr + off, n, access);
 		if (!err)
-			err = sroce_payload_mr(skb, dst, mr, sge[i].addr + off,
-					       n);
+			err = fn(mr, sge[i].addr + off, n, ctx);
 		sroce_mr_put(mr);
 		if (err)
 			return err;
-		if (dst)
-			dst += n;
 		len -= n;
 	}
-	return len ? -ERANGE : 0;
+	return len ? -EMSGSIZE : 0;
+}
+
+struct sroce_gather {
+	struct sk_buff *skb;
+	u8 *dst;
+};
+
+static int sroce_gather_piece(const struct sroce_mr *mr, u64 iova, u32 len,
+			      void *ctx)
+{
+	struct sroce_gather *g = ctx;
+	int err;
+
+	err = sroce_payload_mr(g->skb, g->dst, mr, iova, len);
+	if (g->dst)
+		g->dst += len;
+	return err;
+}
+
+/**
+ * sroce_payload_gather() - add bytes of a send WQE's SGEs to a packet
+ * @sdev: the device
+ * @pd: the QP's PD
+ * @skb: the packet being built
+ * @dst: where to copy the bytes, or NULL to attach pages (see above)
+ * @sge: the SGEs
+ * @nsge: how many
+ * @off: message offset of the first byte
+ * @len: bytes
+ *
+ * Return: as sroce_sge_walk(); -E2BIG as for sroce_payload_mr().
+ */
+int sroce_payload_gather(struct sroce_dev *sdev, const struct ib_pd *pd,
+			 struct sk_buff *skb, u8 *dst,
+			 const struct sroce_sge *sge, u32 nsge, u32 off,
+			 u32 len)
+{
+	struct sroce_gather g = { .skb = skb, .dst = dst };
+
+	return sroce_sge_walk(sdev, pd, sge, nsge, off, len, 0,
+			      sroce_gather_piece, &g);
+}
+
+struct sroce_scatter {
+	const struct sk_buff *skb;
+	int off;
+};
+
+static int sroce_scatter_piece(const struct sroce_mr *mr, u64 iova, u32 len,
+			       void *ctx)
+{
+	struct sroce_scatter *sc = ctx;
+	int err;
+
+	err = sroce_mr_copy_from_skb(mr, iova, sc->skb, sc->off, len);
+	sc->off += len;
+	return err;
 }
 
 /**
@@ -137,38 +196,48 @@ int sroce_payload_gather(struct sroce_dev *sdev, const struct ib_pd *pd,
  * @skb_off: where the bytes are in @skb
  * @len: bytes
  *
- * Return: 0; -EMSGSIZE when the SGEs end before the bytes do; -EACCES or
- * -ERANGE for an lkey that does not grant local write over its SGE;
- * -EFAULT for a short packet.
+ * Return: as sroce_sge_walk(), the SGEs needing local write; -EFAULT for
+ * a short packet.
  */
 int sroce_payload_scatter(struct sroce_dev *sdev, const struct ib_pd *pd,
 			  const struct sroce_sge *sge, u32 nsge, u32 off,
 			  const struct sk_buff *skb, int skb_off, u32 len)
 {
-	struct sroce_mr *mr;
-	u32 i, n;
-	int err;
+	struct sroce_scatter sc = { .skb = skb, .off = skb_off };
 
-	for (i = sroce_sge_seek(sge, nsge, &off); len && i < nsge;
-	     i++, off = 0) {
-		n = min(len, sge[i].length - off);
-		if (!n)
-			continue;
-		mr = sroce_mr_get(sdev, sge[i].lkey);
-		if (!mr)
-			return -EACCES;
-		err = sroce_mr_check(mr, pd, sge[i].addr + off, n,
-				     IB_ACCESS_LOCAL_WRITE);
-		if (!err)
-			err = sroce_mr_copy_from_skb(mr, sge[i].addr + off, skb,
-						     skb_off, n);
-		sroce_mr_put(mr);
-		if (err)
-			return err;
-		skb_off += n;
-		len -= n;
-	}
-	return len ? -EMSGSIZE : 0;
+	return sroce_sge_walk(sdev, pd, sge, nsge, off, len,
+			      IB_ACCESS_LOCAL_WRITE, sroce_scatter_piece, &sc);
+}
+
+static int sroce_buf_piece(const struct sroce_mr *mr, u64 iova, u32 len,
+			   void *ctx)
+{
+	const u8 **buf = ctx;
+
+	sroce_mr_copy_to(mr, iova, *buf, len);
+	*buf += len;
+	return 0;
+}
+
+/**
+ * sroce_payload_scatter_buf() - copy bytes into a WQE's SGEs
+ * @sdev: the device
+ * @pd: the QP's PD
+ * @sge: the SGEs
+ * @nsge: how many
+ * @buf: the bytes, for the start of the SGEs
+ * @len: how many
+ *
+ * Return: as sroce_payload_scatter().
+ */
+int sroce_payload_scatter_buf(struct sroce_dev *sdev, const struct ib_pd *pd,
+			      const struct sroce_sge *sge, u32 nsge,
+			      const void *buf, u32 len)
+{
+	const u8 *p = buf;
+
+	return sroce_sge_walk(sdev, pd, sge, nsge, 0, len,
+			      IB_ACCESS_LOCAL_WRITE, sroce_buf_piece, &p);
 }
 
 /**
@@ -204,43 +273,4 @@ int sroce_sge_check(struct sroce_dev *sdev, const struct ib_pd *pd,
 			return err;
 	}
 	return 0;
-}
-
-/**
- * sroce_payload_scatter_buf() - copy bytes into a WQE's SGEs
- * @sdev: the device
- * @pd: the QP's PD
- * @sge: the SGEs
- * @nsge: how many
- * @buf: the bytes
- * @len: how many
- *
- * Return: as sroce_payload_scatter().
- */
-int sroce_payload_scatter_buf(struct sroce_dev *sdev, const struct ib_pd *pd,
-			      const struct sroce_sge *sge, u32 nsge,
-			      const void *buf, u32 len)
-{
-	struct sroce_mr *mr;
-	u32 i, n;
-	int err;
-
-	for (i = 0; len && i < nsge; i++) {
-		n = min(len, sge[i].length);
-		if (!n)
-			continue;
-		mr = sroce_mr_get(sdev, sge[i].lkey);
-		if (!mr)
-			return -EACCES;
-		err = sroce_mr_check(mr, pd, sge[i].addr, n,
-				     IB_ACCESS_LOCAL_WRITE);
-		if (!err)
-			sroce_mr_copy_to(mr, sge[i].addr, buf, n);
-		sroce_mr_put(mr);
-		if (err)
-			return err;
-		buf += n;
-		len -= n;
-	}
-	return len ? -EMSGSIZE : 0;
 }
