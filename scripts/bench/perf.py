@@ -242,7 +242,8 @@ def main():
         samples.append({"round": rnd, "driver": driver, "metric": metric, "value": value,
                         "error": error, **(extra or {})})
         if text:
-            path = os.path.join(bench.logdir, f"perf-r{rnd}-{driver}-{metric.replace(' ', '_')}.log")
+            name = f"perf-r{rnd}-{driver}-{metric.replace(' ', '_')}.log"
+            path = os.path.join(bench.logdir, name)
             with open(path, "w") as f:
                 f.write(text)
         shown = "FAIL " + error if value is None else fmt(value)
