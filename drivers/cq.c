@@ -19,6 +19,7 @@
 #include "cq.h"
 #include "device.h"
 #include "limits.h"
+#include "qp.h"
 #include "queue.h"
 
 #define SROCE_CQ_ARM_ANY	(SROCE_QUEUE_F_ARM_NEXT | \
@@ -120,7 +121,8 @@ static void sroce_cq_report_error(struct sroce_cq *cq)
  * completion: the CQ goes into error, its event handler hears
  * IB_EVENT_CQ_ERR once, and no entry is ever overwritten. The completion
  * handler runs if the consumer armed for this completion, outside the CQ
- * lock so that it may poll and re-arm.
+ * lock so that it may poll and re-arm. A kernel consumer's handler may
+ * also post to the QP whose lock the caller holds: it runs from a worker.
  *
  * Context: any, softirq and hardirq included.
  * Return: 0, or -EOVERFLOW when the completion was not added.
@@ -163,9 +165,19 @@ unlock:
 
 	if (report)
 		sroce_cq_report_error(cq);
-	if (fire && cq->ibcq.comp_handler)
+	if (fire && cq->kernel)
+		queue_work(sroce_wq, &cq->notify_work);
+	else if (fire && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	return err;
+}
+
+static void sroce_cq_notify_work(struct work_struct *work)
+{
+	struct sroce_cq *cq = container_of(work, struct sroce_cq, notify_work);
+
+	if (cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }
 
 /* Refuses a udata that is not ours: no request, a response that fits. */
@@ -216,8 +228,11 @@ static int sroce_create_cq(struct ib_cq *ibcq,
 	err = sroce_cq_init(cq, attr->cqe);
 	if (err)
 		goto err_count;
-	if (!udata)
+	if (!udata) {
+		cq->kernel = true;
+		INIT_WORK(&cq->notify_work, sroce_cq_notify_work);
 		return 0;
+	}
 
 	err = sroce_cq_share(&cq->queue, udata, &resp.cq);
 	if (err)
@@ -253,7 +268,11 @@ static int sroce_create_cq_bundle(struct ib_cq *ibcq,
  */
 static int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
-	sroce_cq_fini(to_scq(ibcq));
+	struct sroce_cq *cq = to_scq(ibcq);
+
+	if (cq->kernel)
+		cancel_work_sync(&cq->notify_work);
+	sroce_cq_fini(cq);
 	atomic_dec(&to_sdev(ibcq->device)->cq_count);
 	return 0;
 }
@@ -341,9 +360,7 @@ static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ib_wc *wc)
 	/*
 	 * The CQE holds the core's own values (enum ib_wc_status and
 	 * ib_wc_opcode, IB_WC_* flags, RDMA_NETWORK_* header types): see
-	 * sroce-abi.h. RoCE has no LIDs and no path bits. wc->qp needs a
-	 * table from QP number to QP, which comes with QPs: until then no
-	 * completion can exist.
+	 * sroce-abi.h. RoCE has no LIDs and no path bits.
 	 */
 	BUILD_BUG_ON((SROCE_WC_GRH ^ IB_WC_GRH) |
 		     (SROCE_WC_WITH_IMM ^ IB_WC_WITH_IMM) |
@@ -370,22 +387,45 @@ static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ib_wc *wc)
 	memcpy(wc->smac, cqe->smac, ETH_ALEN);
 }
 
+/*
+ * wc->qp, from the number the CQE carries. A QP destroyed with completions
+ * still queued has none: like mlx5, which cleans a destroyed kernel QP's
+ * entries out of its CQs, sroce then drops the entry.
+ */
+static struct ib_qp *sroce_cqe_qp(struct ib_cq *ibcq, u32 qpn)
+{
+	struct sroce_qp *qp = sroce_qp_get(to_sdev(ibcq->device), qpn);
+
+	if (!qp)
+		return NULL;
+	sroce_qp_put(qp);
+	return &qp->ibqp;
+}
+
 /* Kernel CQs only: a user CQ is polled from its mapping. */
 static int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
 	struct sroce_queue *q = &cq->queue;
+	const struct sroce_cqe *cqe;
 	unsigned long flags;
-	u32 cons, pending, i, n = 0;
+	u32 cons, pending;
+	struct ib_qp *qp;
+	int n = 0;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (num_entries > 0 && sroce_cq_pending(cq, &cons, &pending)) {
-		n = min_t(u32, num_entries, pending);
-		for (i = 0; i < n; i++)
-			sroce_cqe_to_wc(sroce_queue_at(q, cons + i), &wc[i]);
-		/* The slots go back to the producer once read. */
-		smp_store_release(&q->hdr->cons, cons + n);
+	if (!sroce_cq_pending(cq, &cons, &pending))
+		pending = 0;
+	for (; pending && n < num_entries; pending--, cons++) {
+		cqe = sroce_queue_at(q, cons);
+		qp = sroce_cqe_qp(ibcq, cqe->qp_num);
+		if (!qp)
+			continue;
+		sroce_cqe_to_wc(cqe, &wc[n]);
+		wc[n++].qp = qp;
 	}
+	/* The slots go back to the producer once read. */
+	smp_store_release(&q->hdr->cons, cons);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }

@@ -4,6 +4,7 @@
 
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
 
@@ -21,6 +22,8 @@
  * @error: set once the CQ overflowed or its consumer index was garbage;
  *	completions were lost, so, as on hardware, the CQ stays in error and
  *	accepts no entry after that
+ * @kernel: a kernel consumer's CQ, polled with poll_cq
+ * @notify_work: runs a kernel CQ's completion handler (see sroce_cq_post())
  */
 struct sroce_cq {
 	struct ib_cq ibcq;
@@ -29,6 +32,8 @@ struct sroce_cq {
 	u32 prod;
 	u32 capacity;
 	bool error;
+	bool kernel;
+	struct work_struct notify_work;
 };
 
 static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)

@@ -18,6 +18,7 @@
 #include "net.h"
 #include "pd.h"
 #include "port.h"
+#include "post.h"
 #include "qp.h"
 #include "req.h"
 #include "srq.h"
@@ -103,7 +104,7 @@ static const struct ib_device_ops *const sroce_verbs[] = {
 	&sroce_pd_ops,
 	&sroce_cq_ops,
 	&sroce_qp_ops,
-	&sroce_req_ops,
+	&sroce_post_ops,
 	&sroce_srq_ops,
 	&sroce_mr_ops,
 	&sroce_ah_ops,

@@ -5,6 +5,7 @@
  * requests over the wire build on this.
  */
 #include <linux/minmax.h>
+#include <linux/slab.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
@@ -128,15 +129,19 @@ static int sroce_check_init(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 {
 	struct ib_device *dev = ibqp->device;
 
-	/*
-	 * Kernel consumers post through ib_post_send()/ib_post_recv(), which
-	 * sroce does not provide yet: a kernel QP could not be used.
-	 */
-	if (!udata)
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		/* ib_mad's, one per port; uverbs cannot ask for it. */
+		if (udata || init->port_num != 1)
+			return -EINVAL;
+		break;
+	default:
 		return -EOPNOTSUPP;
-	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
-	    init->qp_type != IB_QPT_UD)
-		return -EOPNOTSUPP;
+	}
 	if (init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
 	/*
@@ -147,6 +152,8 @@ static int sroce_check_init(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	    init->send_cq->device != dev || init->recv_cq->device != dev ||
 	    (init->srq && init->srq->device != dev))
 		return -EINVAL;
+	if (!udata)
+		return 0;
 	/* ABI version 1 has no create_qp request. */
 	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
@@ -194,6 +201,16 @@ static int sroce_qp_share_rings(struct sroce_qp *qp, struct ib_udata *udata)
 	return ib_copy_to_udata(udata, &resp, sizeof(resp));
 }
 
+/* Numbers the QP and makes packets for that number find it. */
+static int sroce_qp_publish(struct sroce_dev *sdev, struct sroce_qp *qp)
+{
+	if (qp->ibqp.qp_type != IB_QPT_GSI)
+		return sroce_qpn_alloc(&sdev->qps, &sdev->next_qpn, qp->ref,
+				       &qp->ibqp.qp_num);
+	qp->ibqp.qp_num = 1;
+	return xa_insert(&sdev->qps, 1, qp->ref, GFP_KERNEL);
+}
+
 /* After this no packet can find @qp, and none that did still holds it. */
 static void sroce_qp_unpublish(struct sroce_dev *sdev, struct sroce_qp *qp)
 {
@@ -231,7 +248,13 @@ static int sroce_qp_init_runtime(struct sroce_qp *qp, struct ib_udata *udata,
 			 shape->rq_stride;
 	int err;
 
-	qp->uc = to_suc(rdma_udata_to_uverbs_attr_bundle(udata)->context);
+	if (udata)
+		qp->uc = to_suc(rdma_udata_to_uverbs_attr_bundle(udata)->context);
+	else if (sroce_qp_is_ud(qp))
+		qp->kav = kvcalloc(shape->sq_slots, sizeof(*qp->kav),
+				   GFP_KERNEL);
+	if (!qp->uc && sroce_qp_is_ud(qp) && !qp->kav)
+		return -ENOMEM;
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	INIT_WORK(&qp->err_work, sroce_qp_err_work);
@@ -260,6 +283,7 @@ err_req:
 	sroce_req_fini(qp);
 err_ref:
 	kfree(qp->ref);
+	kvfree(qp->kav);
 	return err;
 }
 
@@ -275,6 +299,7 @@ static void sroce_qp_fini_runtime(struct sroce_qp *qp)
 	sroce_resp_fini(qp);
 	cancel_work_sync(&qp->err_work);
 	sroce_qp_ref_release(qp->ref);
+	kvfree(qp->kav);
 }
 
 /*
@@ -345,14 +370,15 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_rings;
 	/* Published last: from here on packets can find the QP. */
-	err = sroce_qpn_alloc(&sdev->qps, &sdev->next_qpn, qp->ref,
-			      &ibqp->qp_num);
+	err = sroce_qp_publish(sdev, qp);
 	if (err)
 		goto err_runtime;
 	qp->sport = rdma_get_udp_sport(0, ibqp->qp_num, 0);
-	err = sroce_qp_share_rings(qp, udata);
-	if (err)
-		goto err_qpn;
+	if (udata) {
+		err = sroce_qp_share_rings(qp, udata);
+		if (err)
+			goto err_qpn;
+	}
 	return 0;
 
 err_qpn:
@@ -629,7 +655,7 @@ static void sroce_qp_enter(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 		spin_lock_bh(&qp->rq_lock);
 		sroce_resp_start(qp);
 		spin_unlock_bh(&qp->rq_lock);
-		if (qp->ibqp.qp_type != IB_QPT_UD)
+		if (!sroce_qp_is_ud(qp))
 			qp->sport = rdma_get_udp_sport(qp->av.flow_label,
 						       qp->ibqp.qp_num,
 						       qp->attr.dest_qp_num);

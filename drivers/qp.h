@@ -221,7 +221,9 @@ struct sroce_qp_ref {
  * @sq: the send queue
  * @rq: the receive queue, unused when the QP has an SRQ
  * @uc: the user context the QP was made in: its AHs are the ones UD
- *	send WQEs may name
+ *	send WQEs may name; NULL for a kernel QP
+ * @kav: a kernel UD or GSI QP's destinations, one per send ring slot,
+ *	 copied from the work requests' AHs when they were posted
  * @state: the state the data path acts on, a copy of @attr.qp_state
  *	   written under both @sq_lock and @rq_lock
  * @sq_lock: the requester and completer (@req, the send ring)
@@ -245,6 +247,7 @@ struct sroce_qp {
 	struct sroce_wq sq;
 	struct sroce_wq rq;
 	struct sroce_ucontext *uc;
+	struct sroce_av *kav;
 
 	u8 state;
 	spinlock_t sq_lock;	/* bh: ACKs arrive in softirq */
@@ -261,6 +264,18 @@ struct sroce_qp {
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct sroce_qp, ibqp);
+}
+
+/* GSI (QP1) is a UD QP with a fixed number. */
+static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+/* A kernel consumer's QP: its rings are posted to by the post verbs. */
+static inline bool sroce_qp_is_kernel(const struct sroce_qp *qp)
+{
+	return !qp->uc;
 }
 
 int sroce_qp_size(struct ib_qp_cap *cap, bool has_srq,

@@ -83,7 +83,7 @@ void sroce_req_start(struct sroce_qp *qp)
 	req->acked = a->sq_psn;
 	req->retry = a->retry_cnt;
 	req->rnr_retry = a->rnr_retry;
-	req->mtu = qp->ibqp.qp_type == IB_QPT_UD ?
+	req->mtu = sroce_qp_is_ud(qp) ?
 		   ib_mtu_enum_to_int(to_sdev(qp->ibqp.device)->port.active_mtu) :
 		   ib_mtu_enum_to_int(a->path_mtu);
 	/* 4.096 us * 2^timeout; 0 means wait forever (9.7.6.1.3). */
@@ -174,10 +174,14 @@ static u8 sroce_req_check(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		if (swqe->len != sizeof(u64))
 			return IB_WC_LOC_LEN_ERR;
 	}
-	if (qp->ibqp.qp_type == IB_QPT_UD) {
+	if (sroce_qp_is_ud(qp)) {
 		if (swqe->len > qp->req.mtu)
 			return IB_WC_LOC_LEN_ERR;
-		if (sroce_ah_lookup_av(qp->uc, w->wr.ud.ah_num, &swqe->av))
+		if (sroce_qp_is_kernel(qp))
+			swqe->av = qp->kav[sroce_queue_slot(qp->req.head,
+							    qp->sq.q.slots)];
+		else if (sroce_ah_lookup_av(qp->uc, w->wr.ud.ah_num,
+					    &swqe->av))
 			return IB_WC_LOC_QP_OP_ERR;
 	}
 	if (inl)
@@ -236,6 +240,7 @@ static u8 sroce_transport(enum ib_qp_type qpt)
 	case IB_QPT_UC:
 		return SROCE_TRANSPORT_UC;
 	case IB_QPT_UD:
+	case IB_QPT_GSI:
 		return SROCE_TRANSPORT_UD;
 	default:
 		return SROCE_TRANSPORT_RC;
@@ -319,14 +324,14 @@ static int sroce_req_packet(struct sroce_qp *qp, struct sroce_swqe *swqe,
 			    u8 opcode, u32 off, u32 len, bool ack_req)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
-	const struct sroce_av *av = qp->ibqp.qp_type == IB_QPT_UD ?
+	const struct sroce_av *av = sroce_qp_is_ud(qp) ?
 				    &swqe->av : &qp->av;
 	unsigned int hdr = sroce_opcode[opcode].hdr_len;
 	bool inl = swqe->wqe.send_flags & IB_SEND_INLINE;
 	bool zcopy = !inl && sroce_payload_zcopy(sdev, av->dmac, len);
 	bool se = swqe->wqe.send_flags & IB_SEND_SOLICITED &&
 		  sroce_opcode[opcode].mask & SROCE_LAST;
-	u32 dqpn = qp->ibqp.qp_type == IB_QPT_UD ? swqe->wqe.wr.ud.remote_qpn :
+	u32 dqpn = sroce_qp_is_ud(qp) ? swqe->wqe.wr.ud.remote_qpn :
 		   qp->attr.dest_qp_num;
 	struct sk_buff *skb;
 	int err;
@@ -594,33 +599,3 @@ void sroce_req_work(struct work_struct *work)
 		cond_resched();
 	} while (stop == SROCE_REQ_BUDGET);
 }
-
-/*
- * The doorbell: uverbs' POST_SEND with no work requests, which the
- * provider sends only when the kernel said it stopped reading the queue.
- * sroce makes no kernel QPs, so there is never a list to post.
- */
-static int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			   const struct ib_send_wr **bad_wr)
-{
-	struct sroce_qp *qp = to_sqp(ibqp);
-
-	if (wr) {
-		*bad_wr = wr;
-		return -EOPNOTSUPP;
-	}
-	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		queue_work(sroce_wq, &qp->err_work);
-	else
-		sroce_req_kick(qp);
-	return 0;
-}
-
-/*
- * post_recv is left out on purpose: with it the core would take sroce for
- * a kernel verbs provider and ib_mad would make a GSI QP, which sroce does
- * not run yet. User receive queues are filled without system calls.
- */
-const struct ib_device_ops sroce_req_ops = {
-	.post_send = sroce_post_send,
-};

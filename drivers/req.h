@@ -43,6 +43,4 @@ void sroce_comp_rnr_timeout(struct timer_list *t);
 void sroce_comp_fail(struct sroce_qp *qp, struct sroce_swqe *swqe,
 		     u8 status);
 
-extern const struct ib_device_ops sroce_req_ops;
-
 #endif /* SROCE_REQ_H */

@@ -57,7 +57,7 @@ void sroce_rx(struct sroce_dev *sdev, struct sroce_pkt *pkt)
 		drop = SROCE_CNT_RX_BAD_PKEY;
 		goto put;
 	}
-	if (qp->ibqp.qp_type == IB_QPT_UD)
+	if (sroce_qp_is_ud(qp))
 		sroce_ud_rx(qp, pkt);
 	else if (!sroce_rx_peer_ok(qp, pkt))
 		goto put;

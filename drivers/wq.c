@@ -19,6 +19,7 @@
 int sroce_wq_init(struct sroce_wq *wq, u32 slots, u32 stride)
 {
 	wq->cons = 0;
+	spin_lock_init(&wq->post_lock);
 	return sroce_queue_init(&wq->q, slots, stride);
 }
 
@@ -103,4 +104,31 @@ void sroce_wq_release(struct sroce_wq *wq)
 	wq->cons++;
 	/* The slot's last use is over before the producer may reuse it. */
 	smp_store_release(&wq->q.hdr->cons, wq->cons);
+}
+
+/**
+ * sroce_wq_slot() - where a kernel producer writes its next entry
+ * @wq: a queue of a kernel QP, under @wq->post_lock
+ * @prod: the producer index the entry will have
+ *
+ * The ring is the kernel's own, so its header holds only what the kernel
+ * wrote there.
+ *
+ * Return: the slot, or NULL when every slot is in use.
+ */
+void *sroce_wq_slot(struct sroce_wq *wq, u32 prod)
+{
+	/* Pairs with the consumer's release: its copy of the slot is done. */
+	u32 cons = smp_load_acquire(&wq->q.hdr->cons);
+
+	if (sroce_queue_used(prod, cons) >= wq->q.slots)
+		return NULL;
+	return sroce_queue_at(&wq->q, prod);
+}
+
+/* Hands the entries before @prod to the consumer; under post_lock. */
+void sroce_wq_publish(struct sroce_wq *wq, u32 prod)
+{
+	/* Pairs with the consumer's acquire: the entries are complete. */
+	smp_store_release(&wq->q.hdr->prod, prod);
 }
