@@ -14,6 +14,7 @@
 #include "cq.h"
 #include "device.h"
 #include "limits.h"
+#include "mcast.h"
 #include "mr.h"
 #include "net.h"
 #include "pd.h"
@@ -52,6 +53,10 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
 	attr->max_srq_sge = SROCE_MAX_SGE;
 	attr->max_pkeys = SROCE_PKEY_TBL_LEN;
+	attr->max_mcast_grp = SROCE_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = SROCE_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP *
+					  SROCE_MAX_MCAST_QP_ATTACH;
 	attr->local_ca_ack_delay = SROCE_LOCAL_CA_ACK_DELAY;
 	addrconf_addr_eui48((u8 *)&attr->sys_image_guid, sdev->ndev->dev_addr);
 }
@@ -108,6 +113,7 @@ static const struct ib_device_ops *const sroce_verbs[] = {
 	&sroce_srq_ops,
 	&sroce_mr_ops,
 	&sroce_ah_ops,
+	&sroce_mcast_ops,
 	&sroce_counters_ops,
 };
 
@@ -151,6 +157,8 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	sroce_init_attr(sdev);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	INIT_LIST_HEAD(&sdev->mcasts);
+	mutex_init(&sdev->mcast_lock);
 	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC);
 	sroce_mr_table_init(&sdev->mrs);
 

@@ -2,6 +2,8 @@
 #ifndef SROCE_DEVICE_H
 #define SROCE_DEVICE_H
 
+#include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
@@ -28,6 +30,9 @@ struct sroce_counters;
  * @srq_count: SRQs allocated, bounded by attr.max_srq
  * @mrs: memory regions, by key
  * @ah_count: address handles, bounded by attr.max_ah
+ * @mcasts: multicast groups with QPs attached (mcast.c), under RCU
+ * @mcast_lock: serialises attach and detach
+ * @nmcast: groups in @mcasts, bounded by attr.max_mcast_grp
  * @counters: per-CPU packet counters (counters.c), from creation until
  *	      dealloc_driver
  *
@@ -51,6 +56,9 @@ struct sroce_dev {
 	atomic_t srq_count;
 	struct sroce_mr_table mrs;
 	atomic_t ah_count;
+	struct list_head mcasts;
+	struct mutex mcast_lock; /* attach and detach; readers use RCU */
+	u32 nmcast;
 	struct sroce_counters __percpu *counters;
 };
 

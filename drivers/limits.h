@@ -23,6 +23,8 @@ enum sroce_limits {
 	SROCE_MAX_SRQ_WR	= SZ_16K,
 	SROCE_MAX_QP_RD_ATOM	= 128,
 	SROCE_MAX_INLINE_DATA	= 512,
+	SROCE_MAX_MCAST_GRP	= 8192,
+	SROCE_MAX_MCAST_QP_ATTACH = 56,
 
 	/* RoCE has one partition key, the default full-membership one. */
 	SROCE_PKEY_TBL_LEN	= 1,

@@ -155,8 +155,8 @@ drop:
 
 /*
  * Context: softirq, rcu_read_lock held, for every frame the netdev
- * receives. Whatever is not RoCEv2 unicast to this host passes on
- * untouched; RoCEv2 frames are always consumed.
+ * receives. Whatever is not RoCEv2 to this host or to a multicast
+ * group passes on untouched; RoCEv2 frames are always consumed.
  */
 static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 {
@@ -168,7 +168,8 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 	 * A VLAN the host has no netdev for arrives here still tagged; the
 	 * stack drops it after us. A priority tag (VLAN 0) is no VLAN.
 	 */
-	if (skb->pkt_type != PACKET_HOST ||
+	if ((skb->pkt_type != PACKET_HOST &&
+	     skb->pkt_type != PACKET_MULTICAST) ||
 	    (skb_vlan_tag_present(skb) && skb_vlan_tag_get_id(skb)))
 		return RX_HANDLER_PASS;
 	iplen = sroce_rx_roce_iplen(skb);

@@ -14,6 +14,7 @@
 #include "cq.h"
 #include "device.h"
 #include "limits.h"
+#include "mcast.h"
 #include "msg.h"
 #include "qp.h"
 #include "req.h"
@@ -749,6 +750,8 @@ static int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	/* Nothing runs for a QP in RESET, nor re-arms a timer for it. */
 	sroce_qp_set_state(qp, IB_QPS_RESET);
+	if (ibqp->qp_type == IB_QPT_UD)
+		sroce_mcast_detach_qp(qp);
 	sroce_qp_unpublish(sdev, qp);
 	sroce_qp_fini_runtime(qp);
 	sroce_qp_free_rings(qp);

@@ -11,6 +11,7 @@
 
 #include "counters.h"
 #include "device.h"
+#include "mcast.h"
 #include "net.h"
 #include "pkt.h"
 #include "qp.h"
@@ -36,6 +37,18 @@ static bool sroce_rx_peer_ok(const struct sroce_qp *qp,
 	       !memcmp(&pkt->dgid, &qp->av.sgid, sizeof(pkt->dgid));
 }
 
+/* Only UD datagrams have groups (IBTA 10.5.1.2). */
+static void sroce_rx_mcast(struct sroce_dev *sdev, struct sroce_pkt *pkt)
+{
+	if (!(pkt->mask & sroce_qpt_bit(IB_QPT_UD)))
+		sroce_count(sdev, SROCE_CNT_RX_NO_QP);
+	else if (!sroce_pkey_ok(pkt))
+		sroce_count(sdev, SROCE_CNT_RX_BAD_PKEY);
+	else
+		sroce_mcast_rx(sdev, pkt);
+	consume_skb(pkt->skb);
+}
+
 /**
  * sroce_rx() - deliver a checked packet to its QP
  * @sdev: the device it arrived on
@@ -48,6 +61,10 @@ void sroce_rx(struct sroce_dev *sdev, struct sroce_pkt *pkt)
 	enum sroce_counter drop = SROCE_CNT_RX_NO_QP;
 	struct sroce_qp *qp;
 
+	if (pkt->qpn == SROCE_MCAST_QPN) {
+		sroce_rx_mcast(sdev, pkt);
+		return;
+	}
 	qp = sroce_qp_get(sdev, pkt->qpn);
 	if (!qp)
 		goto out;

@@ -235,7 +235,22 @@ static int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	return ret;
 }
 
+/* Group membership is the kernel's: it filters what the netdev hears. */
+static int sroce_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+			      uint16_t lid)
+{
+	return ibv_cmd_attach_mcast(ibqp, gid, lid);
+}
+
+static int sroce_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+			      uint16_t lid)
+{
+	return ibv_cmd_detach_mcast(ibqp, gid, lid);
+}
+
 const struct verbs_context_ops sroce_qp_ops = {
+	.attach_mcast = sroce_attach_mcast,
+	.detach_mcast = sroce_detach_mcast,
 	.create_qp = sroce_create_qp,
 	.create_qp_ex = sroce_create_qp_ex,
 	.modify_qp = sroce_modify_qp,
