@@ -31,6 +31,7 @@ enum sroce_counter {
 	SROCE_CNT_ACK_SENT,
 	SROCE_CNT_LOOPBACK,		/* sent to ourselves without the wire */
 	SROCE_CNT_TX_ZEROCOPY,		/* sent with payload in MR page frags */
+	SROCE_CNT_RX_BAD_MAD,		/* a datagram to QP1 that is no MAD */
 	SROCE_NUM_COUNTERS,
 };
 

@@ -167,6 +167,12 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	sdev->ibdev.phys_port_cnt = 1;
 	sdev->ibdev.num_comp_vectors = num_possible_cpus();
 	addrconf_addr_eui48((u8 *)&sdev->ibdev.node_guid, ndev->dev_addr);
+	/*
+	 * Under the netdev's own device (a NIC's PCI function), as a
+	 * hardware RDMA device is: tools find the netdev through
+	 * /sys/class/infiniband/<dev>/device/net. A virtual netdev has none.
+	 */
+	sdev->ibdev.dev.parent = ndev->dev.parent;
 	sroce_set_verbs(&sdev->ibdev);
 
 	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);

@@ -246,6 +246,28 @@ void sroce_mcast_rx(struct sroce_dev *sdev, struct sroce_pkt *pkt)
 		sroce_count(sdev, SROCE_CNT_RX_NO_QP);
 }
 
+/**
+ * sroce_mcast_local() - does a QP of this device listen to this group?
+ * @sdev: the device
+ * @mgid: a destination GID
+ *
+ * The IP stack loops multicast back to the host's own members; sroce
+ * sends below it and must do the same itself.
+ *
+ * Context: any.
+ */
+bool sroce_mcast_local(struct sroce_dev *sdev, const union ib_gid *mgid)
+{
+	bool found;
+
+	if (list_empty(&sdev->mcasts))
+		return false;
+	rcu_read_lock();
+	found = sroce_mcast_find(sdev, mgid);
+	rcu_read_unlock();
+	return found;
+}
+
 const struct ib_device_ops sroce_mcast_ops = {
 	.attach_mcast = sroce_attach_mcast,
 	.detach_mcast = sroce_detach_mcast,

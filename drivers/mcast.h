@@ -13,6 +13,7 @@ struct sroce_qp;
 
 void sroce_mcast_rx(struct sroce_dev *sdev, struct sroce_pkt *pkt);
 void sroce_mcast_detach_qp(struct sroce_qp *qp);
+bool sroce_mcast_local(struct sroce_dev *sdev, const union ib_gid *mgid);
 
 extern const struct ib_device_ops sroce_mcast_ops;
 

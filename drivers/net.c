@@ -23,6 +23,7 @@
 #include "counters.h"
 #include "device.h"
 #include "icrc.h"
+#include "mcast.h"
 #include "net.h"
 #include "pkt.h"
 #include "wire.h"
@@ -414,6 +415,21 @@ static int sroce_net_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 	return 0;
 }
 
+/* A copy of a multicast frame for this host's own members of the group. */
+static void sroce_net_mcast_loop(struct sroce_dev *sdev,
+				 const struct sroce_av *av, struct sk_buff *skb)
+{
+	struct sk_buff *copy;
+
+	if (!sroce_mcast_local(sdev, &av->dgid))
+		return;
+	copy = skb_clone(skb, GFP_ATOMIC);
+	if (!copy)
+		sroce_count(sdev, SROCE_CNT_TX_DROPPED);
+	else
+		sroce_net_loopback(sdev, copy);
+}
+
 /**
  * sroce_net_xmit() - finish a packet and send it
  * @sdev: the device
@@ -424,7 +440,8 @@ static int sroce_net_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
  *
  * Appends the pad and the ICRC, pushes the UDP, IP and Ethernet headers,
  * and queues the frame on the netdev, or loops it back to our own rx
- * handler when it is addressed to our own MAC.
+ * handler when it is addressed to our own MAC; a multicast frame goes
+ * both ways when a QP of ours is in the group.
  *
  * Context: process or softirq, no spinlock held: a looped-back packet may
  * be received, sroce_rx() included, before this returns.
@@ -464,6 +481,8 @@ int sroce_net_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 
 	if (ether_addr_equal(av->dmac, ndev->dev_addr))
 		return sroce_net_loopback(sdev, skb);
+	if (is_multicast_ether_addr(av->dmac))
+		sroce_net_mcast_loop(sdev, av, skb);
 	err = dev_queue_xmit(skb);
 	if (likely(!net_xmit_eval(err)))
 		return 0;

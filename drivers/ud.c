@@ -7,6 +7,7 @@
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
 #include "counters.h"
@@ -100,6 +101,17 @@ void sroce_ud_rx(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		goto drop;
 	if (be32_to_cpu(deth->qkey) != qp->attr.qkey) {
 		drop = SROCE_CNT_RX_BAD_QKEY;
+		goto drop;
+	}
+	/*
+	 * Every MAD on RoCE is 256 bytes. ib_mad reads a MAD's header
+	 * without looking at the length, and takes an error completion for
+	 * a dead QP, never reposting its buffer: anything else is dropped
+	 * here, before it costs QP1 a receive.
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_GSI &&
+	    pkt->paylen != IB_MGMT_MAD_SIZE) {
+		drop = SROCE_CNT_RX_BAD_MAD;
 		goto drop;
 	}
 	if (!sroce_resp_take_rwqe(qp))

@@ -17,7 +17,7 @@ TIMEOUT = 900
 # memory windows, rereg_mr and atomic write are not implemented.
 MODULES = [
     "test_device", "test_pd", "test_addr", "test_cq", "test_cq_events",
-    "test_qp", "test_qpex", "test_atomic", "test_mr.MRTest",
+    "test_qp", "test_qpex", "test_atomic", "test_rdmacm", "test_mr.MRTest",
     "test_mr.MWTest", "test_mr.DeviceMemoryAPITest", "test_mr.DmaBufMRTest",
 ]
 
@@ -32,6 +32,7 @@ def test_pyverbs_objects(bench):
     bench.only("sroce", "runs rdma-core's tests against sroce's provider")
     a = bench.a
     bench.attach(a, "sroce0")
+    a.run("modprobe rdma_ucm")  # test_rdmacm: udev would, in a full system
     gid = a.gid_index("sroce0")
     a.run(PREP)
     r = a.run(f"cd /tmp/pyverbs && /usr/bin/python3 run_tests.py --dev sroce0 "

@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: GPL-2.0
+"""QP1 (GSI), rdma_cm and multicast between the guests.
+
+rdma_cm's users never exchange QP numbers by hand: the kernel's CM does,
+with MADs on each port's QP1 over RoCEv2, and so every program here
+proves that sroce runs ib_mad's GSI QP (kernel post verbs, kernel CQs),
+then whatever the program itself moves: rping's RDMA reads and writes
+with -V (it compares every ping buffer), ucmatose's sends (RC), udaddy's
+datagrams (UD, resolved by SIDR), mckey's multicast datagrams, and
+perftest over rdma_cm (-R). Server on B, client on A, IPv4 and IPv6.
+
+Then: 500 rdma_cm connect/disconnect cycles with a checked message each
+(resource counts back to where they started, the module unloads after),
+and hostile datagrams for QP1 (wrong Q_Key, P_Key, length, ICRC,
+truncated), each dropped and counted, after which QP1 still works.
+"""
+import os
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "scripts", "bench"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "net"))
+import perftest as pt  # noqa: E402
+import roce  # noqa: E402
+
+TIMEOUT = 600
+RUN_TIMEOUT = 120
+CHURN = 500
+RES_KINDS = ("pd", "cq", "qp", "cm_id", "mr", "ctx")
+
+
+def cm_setup(bench):
+    """sroce on both guests with the rdma_cm user interface loaded."""
+    dev = {g.name: bench.attach(g) for g in (bench.a, bench.b)}
+    for g in (bench.a, bench.b):
+        g.run("modprobe rdma_ucm")
+    return dev
+
+
+def addr(g, ip):
+    return g.ip if ip == "v4" else g.ip6
+
+
+def wait_cm_listen(g, job, timeout=30):
+    """rdma_cm servers listen on no TCP port: their cm_id shows LISTEN."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if g.run("rdma res show cm_id | grep -q 'state LISTEN'", check=False).ok:
+            return
+        try:
+            res = job.wait(0, check=False)
+        except TimeoutError:
+            res = None
+        if res is not None:
+            raise AssertionError(f"server ended (rc={res.rc}) before listening:\n"
+                                 f"{res.out}{res.err}")
+        time.sleep(0.5)
+    raise AssertionError(f"server not listening within {timeout}s: {job.cmd}")
+
+
+def pair(bench, server_cmd, client_cmd, timeout=RUN_TIMEOUT, ready=None):
+    """Server on B, then client on A; both results, both must exit 0.
+    ready: a shell test on B that says the server is ready (default: its
+    rdma_cm ID listens)."""
+    a, b = bench.a, bench.b
+    job = b.spawn(f"exec timeout {timeout} {server_cmd}", timeout=timeout + 30)
+    srv = None
+    try:
+        if ready:
+            b.wait_for(ready, timeout=30)
+        else:
+            wait_cm_listen(b, job)
+        cli = a.run(f"timeout {timeout} {client_cmd}", timeout=timeout + 30, check=False)
+        try:
+            srv = job.wait(30 if cli.ok else 5, check=False)
+        except TimeoutError:
+            pass
+    finally:
+        if srv is None:
+            srv = job.kill()
+    text = (f"$ {server_cmd}  # server, rc={srv.rc}\n{srv.out}{srv.err}\n"
+            f"$ {client_cmd}  # client, rc={cli.rc}\n{cli.out}{cli.err}")
+    assert cli.rc == 0 and srv.rc == 0, f"exit status client {cli.rc}, server {srv.rc}\n{text}"
+    return srv, cli, text
+
+
+def res_counts(g, dev):
+    """rdma restrack's object counts for the device."""
+    out = g.run(f"rdma res show {dev}").out
+    return {k: int(v) for k, v in re.findall(r"\b(\w+) (\d+)", out) if k in RES_KINDS}
+
+
+def counters(g, dev):
+    words = g.run(f"rdma statistic show link {dev}/1").out.split()
+    return {words[i]: int(words[i + 1]) for i in range(len(words) - 1)
+            if words[i + 1].isdigit() and words[i].islower()}
+
+
+# ---- the programs -----------------------------------------------------------
+
+def rping(bench, ip, count):
+    a, b = bench.a, bench.b
+    port = pt.next_port(7000)
+    srv, cli, text = pair(bench, f"rping -s -a {addr(b, ip)} -p {port} -v -V -C {count}",
+                          f"rping -c -a {addr(b, ip)} -p {port} -v -V -C {count}")
+    for side, res in (("client", cli), ("server", srv)):
+        pings = re.findall(r"ping data: rdma-ping-(\d+): ", res.out)
+        assert [int(p) for p in pings] == list(range(count)), \
+            f"{side}: {len(pings)} of {count} pings shown\n{text[-3000:]}"
+        # rping -V prints this and goes on when a buffer does not compare.
+        assert "data mismatch" not in res.out + res.err, f"{side}: data mismatch\n{text[-3000:]}"
+
+
+def test_rping_v4(bench):
+    bench.only("sroce", "checks QP1 and rdma_cm over sroce")
+    cm_setup(bench)
+    rping(bench, "v4", 1000)
+
+
+def test_rping_v6(bench):
+    bench.only("sroce", "checks QP1 and rdma_cm over sroce")
+    cm_setup(bench)
+    rping(bench, "v6", 100)
+
+
+def cmatose(bench, program, ip, count=20):
+    a, b = bench.a, bench.b
+    srv, cli, text = pair(bench, f"{program} -b {addr(b, ip)} -C {count}",
+                          f"{program} -s {addr(b, ip)} -b {addr(a, ip)} -C {count}")
+    for side, res in (("client", cli), ("server", srv)):
+        assert "data transfers complete" in res.out and "return status 0" in res.out, \
+            f"{side} did not complete its transfers\n{text[-3000:]}"
+
+
+def test_ucmatose(bench):
+    bench.only("sroce", "checks QP1 and rdma_cm over sroce")
+    cm_setup(bench)
+    for ip in ("v4", "v6"):
+        cmatose(bench, "ucmatose", ip)
+
+
+def test_udaddy(bench):
+    bench.only("sroce", "checks QP1 and rdma_cm over sroce")
+    cm_setup(bench)
+    for ip in ("v4", "v6"):
+        cmatose(bench, "udaddy", ip)
+
+
+def test_mckey(bench):
+    """A sender on A, a receiver on B, one IPv4 group; every datagram must
+    arrive. (rdma_cm in 6.1 refuses RoCEv2 multicast over IPv6 with
+    -ENOTSUPP in cma_iboe_join_multicast(), for every device.)"""
+    bench.only("sroce", "checks multicast over sroce")
+    dev = cm_setup(bench)
+    a, b = bench.a, bench.b
+    count = 50
+    before = counters(b, dev["b"])
+    # The receiver posts its receives, joins, and says so: then the sender.
+    out = f"/tmp/mckey-receiver-{pt.next_port(0)}.out"
+    srv, cli, text = pair(bench, f"bash -c 'set -o pipefail; stdbuf -oL mckey -m 239.1.2.3"
+                          f" -b {b.ip} -C {count} | tee {out}'",
+                          f"mckey -m 239.1.2.3 -b {a.ip} -s -C {count}",
+                          ready=f"grep -q 'joined dgid' {out}")
+    for side, res in (("sender", cli), ("receiver", srv)):
+        assert "joined dgid: ::ffff:239.1.2.3" in res.out and "test complete" in res.out \
+            and "return status 0" in res.out, f"{side} did not complete\n{text[-3000:]}"
+    after = counters(b, dev["b"])
+    assert after["rx_packets"] - before["rx_packets"] >= count, (before, after)
+    # A receiver that left its group hears nothing more (the netdev left it too).
+    assert "01:00:5e:01:02:03" not in b.run("ip maddr show dev eth0").out
+
+
+def perftest_cm(bench, program, ip, extra=""):
+    a, b = bench.a, bench.b
+    port = pt.next_port(18700)
+    base = f"{program} -R -d sroce0 -n 200 -p {port} {extra}"
+    srv, cli, text = pair(bench, base, f"{base} {addr(b, ip)}")
+    parsed = pt.parse(cli.out + cli.err)
+    problems = pt.check(program, parsed, None, 200, "RC", side="client")
+    assert parsed["rows"], f"client printed no results\n{text[-3000:]}"
+    want = [b.ip if ip == "v4" else b.ip6]
+    assert [str(g) for g in parsed["gids"][1:]] == want, \
+        f"remote GID {parsed['gids']}, not {want}\n{text[-3000:]}"
+    assert not problems, f"{problems}\n{text[-3000:]}"
+
+
+def test_perftest_rdma_cm(bench):
+    """IPv4 only: perftest 4.5 resolves the server's name for rdma_cm with
+    AF_INET hints ("Address family for hostname not supported" for an
+    IPv6 address, -x or --ipv6 notwithstanding). rping, ucmatose and
+    udaddy cover rdma_cm over IPv6."""
+    bench.only("sroce", "checks QP1 and rdma_cm over sroce")
+    cm_setup(bench)
+    for program in ("ib_send_bw", "ib_read_lat", "ib_write_bw"):
+        perftest_cm(bench, program, "v4")
+
+
+# ---- churn ---------------------------------------------------------------------
+
+def test_connection_churn(bench):
+    """500 connect/send/disconnect cycles; then every restrack count is back,
+    and the device and module go away (nothing holds them)."""
+    bench.only("sroce", "checks QP1 and rdma_cm over sroce")
+    dev = cm_setup(bench)
+    a, b = bench.a, bench.b
+    start = {g.name: res_counts(g, dev[g.name]) for g in (a, b)}
+    tool = f"{bench.top}/build/tools/sroce-cmchurn"
+    port = pt.next_port(7500)
+    srv, cli, text = pair(bench, f"{tool} -s -b {b.ip} -p {port} -n {CHURN}",
+                          f"{tool} -c {b.ip} -p {port} -n {CHURN}", timeout=900)
+    assert f"cycles {CHURN}" in cli.out and f"cycles {CHURN}" in srv.out, text[-3000:]
+    for g in (a, b):
+        # The processes are gone; the kernel may still be tearing down.
+        deadline = time.monotonic() + 30
+        while (end := res_counts(g, dev[g.name])) != start[g.name] and \
+                time.monotonic() < deadline:
+            time.sleep(1)
+        assert end == start[g.name], f"[{g.name}] resources {end}, at start {start[g.name]}"
+    for g in (a, b):
+        g.run(f"rdma link delete {dev[g.name]}", timeout=60)
+        g.run("modprobe -r sroce", timeout=60)
+
+
+# ---- hostile datagrams for QP1 ------------------------------------------------
+
+MAD = bytes([1, 7, 2, 1]) + bytes(252)  # base version 1, CM class, version 2
+
+
+def ud_frame(bench, qkey=0x80010000, pkey=0xFFFF, payload=MAD, dqpn=1, cut=0,
+             fix_icrc=True):
+    a, b = bench.a, bench.b
+    deth = qkey.to_bytes(4, "big") + (1).to_bytes(4, "big")
+    t = roce.bth(0x64, dqpn, 0, pkey=pkey) + deth + payload
+    if cut:
+        t = t[:cut]
+    return roce.frame(t, a.mac, b.mac, b.ip, a.ip, fix_icrc=fix_icrc)
+
+
+def test_hostile_mads_dropped_and_counted(bench):
+    bench.only("sroce", "exercises sroce's QP1")
+    dev = cm_setup(bench)
+    a, b = bench.a, bench.b
+    cases = [
+        ("wrong Q_Key", ud_frame(bench, qkey=0x12345678), "rx_bad_qkey"),
+        ("wrong P_Key", ud_frame(bench, pkey=0x1234), "rx_bad_pkey"),
+        ("truncated DETH", ud_frame(bench, cut=12 + 4), "rx_bad_header"),
+        ("bad ICRC", ud_frame(bench, fix_icrc=False), "rx_bad_icrc"),
+        ("short MAD", ud_frame(bench, payload=MAD[:100]), "rx_bad_mad"),
+        ("oversized MAD", ud_frame(bench, payload=MAD + bytes(256)), "rx_bad_mad"),
+    ]
+    tool = f"{bench.top}/tools/testing/guest/net/roce.py"
+    for what, frame, counter in cases:
+        before = counters(a, dev["a"])
+        b.run(f"/usr/bin/python3 {tool} send eth0 {frame.hex()}")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            after = counters(a, dev["a"])
+            if after[counter] > before[counter]:
+                break
+            time.sleep(0.3)
+        assert after[counter] == before[counter] + 1, f"{what}: {counter} {before} -> {after}"
+    # Still a working QP1, with all its receive buffers: many connections.
+    tool = f"{bench.top}/build/tools/sroce-cmchurn"
+    port = pt.next_port(7600)
+    srv, cli, text = pair(bench, f"{tool} -s -b {b.ip} -p {port} -n 20",
+                          f"{tool} -c {b.ip} -p {port} -n 20")
+    assert "cycles 20" in cli.out, text
