@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +25,12 @@
 #include <rdma/rdma_verbs.h>
 
 struct churn_msg {
-	uint64_t seq;
+	unsigned long seq;
 	uint64_t check;
 };
 
 /* A value the receiver can recompute: catches a message from a stale QP. */
-static uint64_t churn_check(uint64_t seq)
+static uint64_t churn_check(unsigned long seq)
 {
 	return seq * 0x9e3779b97f4a7c15ULL ^ 0x5352434fULL;
 }
@@ -47,15 +46,15 @@ static void churn_qp_attr(struct ibv_qp_init_attr *attr)
 	attr->sq_sig_all = 1;
 }
 
-static int churn_fail(const char *what, uint64_t seq)
+static int churn_fail(const char *what, unsigned long seq)
 {
-	fprintf(stderr, "cycle %" PRIu64 ": %s: %s\n", seq, what,
+	fprintf(stderr, "cycle %lu: %s: %s\n", seq, what,
 		strerror(errno));
 	return -1;
 }
 
 /* One connection as the server: receive, check, tear down. */
-static int churn_serve_one(struct rdma_cm_id *listen_id, uint64_t seq)
+static int churn_serve_one(struct rdma_cm_id *listen_id, unsigned long seq)
 {
 	struct churn_msg msg = {};
 	struct rdma_cm_id *id;
@@ -85,13 +84,13 @@ static int churn_serve_one(struct rdma_cm_id *listen_id, uint64_t seq)
 		goto out_mr;
 	}
 	if (rdma_get_recv_comp(id, &wc) != 1 || wc.status) {
-		fprintf(stderr, "cycle %" PRIu64 ": receive failed: %s\n", seq,
+		fprintf(stderr, "cycle %lu: receive failed: %s\n", seq,
 			ibv_wc_status_str(wc.status));
 		goto out_disc;
 	}
 	if (msg.seq != seq || msg.check != churn_check(seq)) {
-		fprintf(stderr, "cycle %" PRIu64 ": got message %" PRIu64
-			" (check %s)\n", seq, msg.seq,
+		fprintf(stderr, "cycle %lu: got message %lu (check %s)\n",
+			seq, (unsigned long)msg.seq,
 			msg.check == churn_check(msg.seq) ? "ok" : "bad");
 		goto out_disc;
 	}
@@ -106,7 +105,7 @@ out_ep:
 }
 
 /* One connection as the client: connect, send, tear down. */
-static int churn_connect_one(struct rdma_addrinfo *ai, uint64_t seq)
+static int churn_connect_one(struct rdma_addrinfo *ai, unsigned long seq)
 {
 	struct churn_msg msg = { .seq = seq, .check = churn_check(seq) };
 	struct ibv_qp_init_attr attr;
@@ -132,7 +131,7 @@ static int churn_connect_one(struct rdma_addrinfo *ai, uint64_t seq)
 		goto out_disc;
 	}
 	if (rdma_get_send_comp(id, &wc) != 1 || wc.status) {
-		fprintf(stderr, "cycle %" PRIu64 ": send failed: %s\n", seq,
+		fprintf(stderr, "cycle %lu: send failed: %s\n", seq,
 			ibv_wc_status_str(wc.status));
 		goto out_disc;
 	}
@@ -146,10 +145,10 @@ out_ep:
 	return ret;
 }
 
-static int churn_server(struct rdma_addrinfo *ai, uint64_t n)
+static int churn_server(struct rdma_addrinfo *ai, unsigned long n)
 {
 	struct rdma_cm_id *listen_id;
-	uint64_t seq;
+	unsigned long seq;
 
 	if (rdma_create_ep(&listen_id, ai, NULL, NULL))
 		return churn_fail("rdma_create_ep (listen)", 0);
@@ -164,22 +163,22 @@ static int churn_server(struct rdma_addrinfo *ai, uint64_t n)
 		if (churn_serve_one(listen_id, seq))
 			break;
 	rdma_destroy_ep(listen_id);
-	printf("cycles %" PRIu64 "\n", seq);
+	printf("cycles %lu\n", seq);
 	return seq == n ? 0 : -1;
 }
 
-static int churn_client(struct rdma_addrinfo *ai, uint64_t n)
+static int churn_client(struct rdma_addrinfo *ai, unsigned long n)
 {
-	uint64_t seq;
+	unsigned long seq;
 
 	for (seq = 0; seq < n; seq++)
 		if (churn_connect_one(ai, seq))
 			break;
-	printf("cycles %" PRIu64 "\n", seq);
+	printf("cycles %lu\n", seq);
 	return seq == n ? 0 : -1;
 }
 
-static void usage(void)
+static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: sroce-cmchurn -s -b ADDR [-p PORT] [-n N]\n"
@@ -193,7 +192,7 @@ int main(int argc, char **argv)
 	const char *addr = NULL, *port = "7471";
 	struct rdma_addrinfo *ai;
 	bool server = false;
-	uint64_t n = 500;
+	unsigned long n = 500;
 	char *end;
 	int opt, ret;
 
@@ -211,16 +210,16 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			errno = 0;
-			n = strtoull(optarg, &end, 0);
+			n = strtoul(optarg, &end, 0);
 			if (errno || *end || !n)
-				usage();
+				print_usage();
 			break;
 		default:
-			usage();
+			print_usage();
 		}
 	}
 	if (!addr || optind != argc)
-		usage();
+		print_usage();
 	if (server)
 		hints.ai_flags = RAI_PASSIVE;
 	ret = rdma_getaddrinfo(addr, port, &hints, &ai);
