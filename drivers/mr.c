@@ -103,7 +103,8 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_mr_table *t, u32 key)
 
 	rcu_read_lock();
 	mr = xa_load(&t->xa, sroce_key_index(key));
-	if (mr && (mr->key != key || !refcount_inc_not_zero(&mr->ref)))
+	if (mr && (READ_ONCE(mr->key) != key ||
+		   !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
@@ -135,11 +136,11 @@ void sroce_mr_put(struct sroce_mr *mr)
 int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
 		   u64 iova, u64 length, u32 access)
 {
-	if (mr->pd != pd || (access & ~mr->access))
+	if (mr->pd != pd || (access & ~mr->access) || !READ_ONCE(mr->valid))
 		return -EACCES;
 
 	/* A DMA MR covers all of memory: only wrapping past the end is out. */
-	if (!mr->umem)
+	if (sroce_mr_is_dma(mr))
 		return length && iova + (length - 1) < iova ? -ERANGE : 0;
 
 	if (iova < mr->iova || length > mr->length ||
@@ -167,7 +168,8 @@ int sroce_mr_check_access_flags(int access)
 	       -EOPNOTSUPP : 0;
 }
 
-static struct sroce_mr *sroce_mr_alloc(struct ib_pd *ibpd, int access)
+static struct sroce_mr *sroce_mr_alloc(struct ib_pd *ibpd, int access,
+				       enum sroce_mr_type type)
 {
 	struct sroce_mr *mr;
 
@@ -175,6 +177,8 @@ static struct sroce_mr *sroce_mr_alloc(struct ib_pd *ibpd, int access)
 	if (!mr)
 		return NULL;
 	mr->pd = ibpd;
+	mr->type = type;
+	mr->valid = type != SROCE_MR_FAST;
 	mr->access = access & SROCE_MR_ACCESS;
 	return mr;
 }
@@ -202,7 +206,7 @@ static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	if (err)
 		return ERR_PTR(err);
 
-	mr = sroce_mr_alloc(ibpd, access);
+	mr = sroce_mr_alloc(ibpd, access, SROCE_MR_DMA);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 
@@ -272,7 +276,7 @@ void sroce_mr_copy_from(const struct sroce_mr *mr, u64 iova, void *dst,
 	struct page *page;
 	void *va;
 
-	if (!mr->umem) {
+	if (sroce_mr_is_dma(mr)) {
 		memcpy(dst, (void *)(uintptr_t)iova, len);
 		return;
 	}
@@ -304,7 +308,7 @@ void sroce_mr_copy_to(const struct sroce_mr *mr, u64 iova, const void *src,
 	struct page *page;
 	void *va;
 
-	if (!mr->umem) {
+	if (sroce_mr_is_dma(mr)) {
 		memcpy((void *)(uintptr_t)iova, src, len);
 		return;
 	}
@@ -342,7 +346,7 @@ int sroce_mr_copy_from_skb(const struct sroce_mr *mr, u64 iova,
 	void *va;
 	int err;
 
-	if (!mr->umem)
+	if (sroce_mr_is_dma(mr))
 		return skb_copy_bits(skb, offset, (void *)(uintptr_t)iova, len);
 	while (len) {
 		page = sroce_mr_page(mr, iova, &off);
@@ -392,7 +396,7 @@ static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	if (err)
 		return ERR_PTR(err);
 
-	mr = sroce_mr_alloc(ibpd, access);
+	mr = sroce_mr_alloc(ibpd, access, SROCE_MR_USER);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 
@@ -430,7 +434,163 @@ static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * A fast-registration MR for kernel consumers: it has a key but maps
+ * nothing, and is refused by every access, until a REG_MR work request
+ * gives it the pages map_mr_sg() listed.
+ */
+static struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+				    u32 max_num_sg)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SROCE_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mr = sroce_mr_alloc(ibpd, 0, SROCE_MR_FAST);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		kfree(mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->max_pages = max_num_sg;
+	err = sroce_mr_table_add(&sdev->mrs, mr);
+	if (err) {
+		kvfree(mr->pages);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+/* ib_sg_to_pages() gives the DMA address of each page: with virtual DMA, its
+ * kernel virtual address.
+ */
+static int sroce_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->pages[mr->npages++] = virt_to_page((void *)(uintptr_t)addr);
+	return 0;
+}
+
+/*
+ * Lists the pages a later REG_MR maps. Only whole CPU pages: the data
+ * path turns an address into a page by arithmetic on PAGE_SIZE.
+ */
+static int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+			   int sg_nents, unsigned int *sg_offset)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+	int n;
+
+	mr->npages = 0;
+	ibmr->page_size = PAGE_SIZE;
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
+	mr->page_off = offset_in_page(ibmr->iova);
+	return n;
+}
+
+/* An MR by the index of @key, whatever its low 8 bits; referenced. */
+static struct sroce_mr *sroce_mr_get_index(struct sroce_mr_table *t, u32 key)
+{
+	struct sroce_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&t->xa, sroce_key_index(key));
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+static int sroce_mr_do_fast_reg(struct sroce_mr *mr, const struct ib_pd *pd,
+				u32 key, int access)
+{
+	struct ib_mr *ibmr = &mr->ibmr;
+
+	if (mr->type != SROCE_MR_FAST || mr->pd != pd ||
+	    sroce_mr_check_access_flags(access) || READ_ONCE(mr->valid) ||
+	    !mr->npages)
+		return -EINVAL;
+	mr->iova = ibmr->iova;
+	mr->length = ibmr->length;
+	mr->access = access & SROCE_MR_ACCESS;
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	WRITE_ONCE(mr->key, key);
+	/* Everything above is set before a lookup can find it valid. */
+	smp_store_release(&mr->valid, true);
+	return 0;
+}
+
+/**
+ * sroce_mr_fast_reg() - carry out a REG_MR work request
+ * @sdev: the device
+ * @pd: the PD of the QP it was posted to
+ * @key: the MR's new key: the index names the MR (the consumer may have
+ *	 changed the low 8 bits with ib_update_fast_reg_key() since)
+ * @access: the IB_ACCESS_* rights it grants from now on
+ *
+ * The MR maps what map_mr_sg() last listed, at the address and length the
+ * core recorded, until it is invalidated.
+ *
+ * Context: the requester, in the QP's work request order.
+ * Return: 0, or -EINVAL for an MR, key or rights it cannot take.
+ */
+int sroce_mr_fast_reg(struct sroce_dev *sdev, const struct ib_pd *pd, u32 key,
+		      int access)
+{
+	struct sroce_mr *mr = sroce_mr_get_index(&sdev->mrs, key);
+	int err;
+
+	if (!mr)
+		return -EINVAL;
+	err = sroce_mr_do_fast_reg(mr, pd, key, access);
+	sroce_mr_put(mr);
+	return err;
+}
+
+/**
+ * sroce_mr_invalidate() - carry out a Local Invalidate or a received Send
+ *			   with Invalidate
+ * @sdev: the device
+ * @pd: the PD of the QP asking
+ * @key: the key to invalidate
+ *
+ * Only fast-registration MRs can be invalidated: a user or DMA MR is
+ * valid until it is deregistered.
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL when @key names no valid fast-registration MR of
+ * @pd.
+ */
+int sroce_mr_invalidate(struct sroce_dev *sdev, const struct ib_pd *pd,
+			u32 key)
+{
+	struct sroce_mr *mr = sroce_mr_get(sdev, key);
+	int err = -EINVAL;
+
+	if (!mr)
+		return err;
+	if (mr->type == SROCE_MR_FAST && mr->pd == pd &&
+	    xchg(&mr->valid, false))
+		err = 0;
+	sroce_mr_put(mr);
+	return err;
+}
+
 const struct ib_device_ops sroce_mr_ops = {
+	.alloc_mr = sroce_alloc_mr,
+	.map_mr_sg = sroce_map_mr_sg,
 	.dereg_mr = sroce_dereg_mr,
 	.get_dma_mr = sroce_get_dma_mr,
 	.reg_user_mr = sroce_reg_user_mr,

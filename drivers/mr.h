@@ -52,17 +52,34 @@ struct sroce_mr_table {
 };
 
 /**
+ * enum sroce_mr_type - what memory an MR maps
+ * @SROCE_MR_DMA: every kernel virtual address (ib_alloc_pd()'s MR)
+ * @SROCE_MR_USER: a process's pages, pinned at registration
+ * @SROCE_MR_FAST: a kernel consumer's pages, given by map_mr_sg() and
+ *		   made valid by a REG_MR work request, until invalidated
+ */
+enum sroce_mr_type {
+	SROCE_MR_DMA,
+	SROCE_MR_USER,
+	SROCE_MR_FAST,
+};
+
+/**
  * struct sroce_mr - a memory region
  * @ibmr: the core's object; lkey and rkey are both @key
  * @pd: the PD the MR was registered in, set before the key is published
- * @umem: the pinned user pages, or NULL for a DMA MR, which covers every
- *	  kernel virtual address
+ * @type: what it maps
+ * @valid: may be used; a fast-registration MR only between its REG_MR
+ *	   and its invalidation
+ * @max_pages: the most pages map_mr_sg() may give a fast-registration MR
+ * @umem: the pinned user pages of a user MR
  * @iova: the address the MR's first byte has on the wire and in SGEs
  * @length: bytes covered from @iova
  * @access: the IB_ACCESS_* bits granted (local read is always allowed)
  * @key: the lkey and rkey
  * @pages: the pinned pages of @umem, in order, so that an address turns
- *	   into a page by an index instead of a walk of the umem's table
+ *	   into a page by an index instead of a walk of the umem's table;
+ *	   for a fast-registration MR, the pages map_mr_sg() gave
  * @npages: entries in @pages
  * @page_off: where @iova sits in @pages[0]
  * @ref: the table's reference plus one per sroce_mr_get() caller
@@ -72,6 +89,9 @@ struct sroce_mr_table {
 struct sroce_mr {
 	struct ib_mr ibmr;
 	struct ib_pd *pd;
+	enum sroce_mr_type type;
+	bool valid;
+	u32 max_pages;
 	struct ib_umem *umem;
 	u64 iova;
 	u64 length;
@@ -90,6 +110,12 @@ static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct sroce_mr, ibmr);
 }
 
+/* A DMA MR's "addresses" are kernel virtual addresses, used as they are. */
+static inline bool sroce_mr_is_dma(const struct sroce_mr *mr)
+{
+	return mr->type == SROCE_MR_DMA;
+}
+
 void sroce_mr_table_init(struct sroce_mr_table *t);
 int sroce_mr_table_add(struct sroce_mr_table *t, struct sroce_mr *mr);
 void sroce_mr_table_del(struct sroce_mr_table *t, struct sroce_mr *mr);
@@ -100,6 +126,10 @@ void sroce_mr_put(struct sroce_mr *mr);
 int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
 		   u64 iova, u64 length, u32 access);
 int sroce_mr_check_access_flags(int access);
+int sroce_mr_fast_reg(struct sroce_dev *sdev, const struct ib_pd *pd, u32 key,
+		      int access);
+int sroce_mr_invalidate(struct sroce_dev *sdev, const struct ib_pd *pd,
+			u32 key);
 
 struct page *sroce_mr_page(const struct sroce_mr *mr, u64 iova,
 			   unsigned int *off);

@@ -92,6 +92,8 @@ static inline u32 sroce_msg_wc_opcode(u32 wr)
 		return IB_WC_LOCAL_INV;
 	case IB_UVERBS_WR_BIND_MW:
 		return IB_WC_BIND_MW;
+	case IB_WR_REG_MR:	/* kernel QPs only */
+		return IB_WC_REG_MR;
 	default:
 		return IB_WC_SEND;
 	}

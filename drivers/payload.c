@@ -51,7 +51,11 @@ int sroce_payload_mr(struct sk_buff *skb, u8 *dst, const struct sroce_mr *mr,
 	unsigned int off, n;
 	struct page *page;
 
-	if (dst || !mr->umem) {
+	/*
+	 * Only a process's pinned pages are attached: a kernel consumer's
+	 * may be slab memory, which must not be referenced from an skb.
+	 */
+	if (dst || mr->type != SROCE_MR_USER) {
 		if (!dst)
 			return -E2BIG;
 		sroce_mr_copy_from(mr, va, dst, len);

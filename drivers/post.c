@@ -29,9 +29,11 @@ static bool sroce_post_opcode_ok(enum ib_wr_opcode op)
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+	case IB_WR_REG_MR:
 		return true;
 	default:
-		/* No memory windows, no fast registration. */
+		/* No memory windows, no signature MRs, no LSO. */
 		return false;
 	}
 }
@@ -82,8 +84,10 @@ static void sroce_post_send_wr(struct sroce_qp *qp,
 {
 	const struct ib_atomic_wr *atomic;
 	const struct ib_rdma_wr *rdma;
+	const struct ib_reg_wr *reg;
 	const struct ib_ud_wr *ud;
 
+	w->ex.imm_data = wr->ex.imm_data;
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
@@ -100,13 +104,22 @@ static void sroce_post_send_wr(struct sroce_qp *qp,
 		w->wr.atomic.swap = atomic->swap;
 		w->wr.atomic.rkey = atomic->rkey;
 		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		w->ex.invalidate_rkey = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_REG_MR:
+		/*
+		 * Kernel QPs only, so no uapi layout: the new key names the
+		 * MR by its index, and the rights ride in the rdma member.
+		 */
+		reg = reg_wr(wr);
+		w->ex.invalidate_rkey = reg->key;
+		w->wr.rdma.remote_addr = reg->access;
+		break;
 	default:
 		break;
 	}
-	if (wr->opcode == IB_WR_SEND_WITH_INV)
-		w->ex.invalidate_rkey = wr->ex.invalidate_rkey;
-	else
-		w->ex.imm_data = wr->ex.imm_data;
 
 	if (sroce_qp_is_ud(qp)) {
 		ud = ud_wr(wr);

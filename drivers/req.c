@@ -17,6 +17,7 @@
 #include "counters.h"
 #include "device.h"
 #include "limits.h"
+#include "mr.h"
 #include "msg.h"
 #include "net.h"
 #include "payload.h"
@@ -101,12 +102,20 @@ static bool sroce_is_rd(u8 wire_op)
 	       wire_op == SROCE_OP_FETCH_ADD;
 }
 
-/* The opcode family of a WR opcode, if @qpt may send it; 0xff if not. */
-static u8 sroce_wr_family(u32 opcode, enum ib_qp_type qpt)
+/* Not an opcode family: a WQE that sends nothing (see sroce_req_local()). */
+#define SROCE_REQ_LOCAL		0xfe
+
+/* The opcode family of a WR opcode, if @qp may post it; 0xff if not. */
+static u8 sroce_wr_family(const struct sroce_qp *qp, u32 opcode)
 {
+	enum ib_qp_type qpt = qp->ibqp.qp_type;
 	bool rc = qpt == IB_QPT_RC, uc = qpt == IB_QPT_UC;
 
 	switch (opcode) {
+	case IB_UVERBS_WR_LOCAL_INV:
+		return SROCE_REQ_LOCAL;
+	case IB_WR_REG_MR:
+		return sroce_qp_is_kernel(qp) ? SROCE_REQ_LOCAL : 0xff;
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
 		return SROCE_OP_SEND_FIRST;
@@ -162,9 +171,13 @@ static u8 sroce_req_check(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	bool inl = w->send_flags & IB_SEND_INLINE;
 	u32 access;
 
-	swqe->wire_op = sroce_wr_family(w->opcode, qp->ibqp.qp_type);
+	swqe->wire_op = sroce_wr_family(qp, w->opcode);
 	if (swqe->wire_op == 0xff)
 		return IB_WC_LOC_QP_OP_ERR;
+	if (swqe->wire_op == SROCE_REQ_LOCAL) {
+		swqe->len = 0;
+		return IB_WC_SUCCESS;
+	}
 	if (!sroce_wqe_len(qp, w, &swqe->len))
 		return IB_WC_LOC_LEN_ERR;
 	if (sroce_is_rd(swqe->wire_op) && inl)
@@ -474,6 +487,48 @@ static int sroce_req_step(struct sroce_qp *qp, struct sroce_swqe *swqe)
 }
 
 /**
+ * sroce_req_local() - carry out a WQE that sends nothing
+ * @qp: the QP
+ * @swqe: a Local Invalidate or (kernel QPs) a fast registration, at cur
+ *
+ * A registration takes effect at once, in WQE order. An invalidation waits
+ * until everything before it has completed: until then a retransmission
+ * may still read the MR it invalidates.
+ *
+ * Return: false when it must wait, true when it is done (or failed, to
+ * complete in error once its turn comes).
+ */
+static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *swqe)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	const struct sroce_send_wqe *w = &swqe->wqe;
+	struct sroce_req *req = &qp->req;
+	int err;
+
+	if (w->opcode == IB_UVERBS_WR_LOCAL_INV) {
+		/* Retire what is done: UD and UC answer nothing that would. */
+		sroce_comp_complete(qp);
+		if (qp->sq.cons != req->cur)
+			return false;
+		err = sroce_mr_invalidate(sdev, qp->ibqp.pd,
+					  w->ex.invalidate_rkey);
+	} else {
+		err = sroce_mr_fast_reg(sdev, qp->ibqp.pd,
+					w->ex.invalidate_rkey,
+					(int)w->wr.rdma.remote_addr);
+	}
+	swqe->done = true;
+	if (err) {
+		swqe->status = IB_WC_LOC_PROT_ERR;
+		return true;
+	}
+	swqe->sent = true;
+	req->cur++;
+	req->off = 0;
+	return true;
+}
+
+/**
  * sroce_req_run() - send what the send queue holds, within a budget
  * @qp: the QP
  * @budget: packets at most
@@ -509,11 +564,18 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 			}
 		}
 		swqe = sroce_swqe_at(qp, req->cur);
+		if (swqe->wire_op == SROCE_REQ_LOCAL && !swqe->status &&
+		    !sroce_req_local(qp, swqe)) {
+			stop = SROCE_REQ_BLOCKED;
+			break;
+		}
 		if (swqe->status) {
 			/* It fails once everything before it completed. */
 			stop = SROCE_REQ_BLOCKED;
 			break;
 		}
+		if (swqe->wire_op == SROCE_REQ_LOCAL)
+			continue;
 		ret = sroce_req_step(qp, swqe);
 		if (ret == -EAGAIN || ret == -ENOMEM) {
 			stop = ret == -ENOMEM ? SROCE_REQ_BUDGET :

@@ -379,6 +379,11 @@ bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 	return true;
 }
 
+static u32 sroce_resp_ieth(const struct sroce_pkt *pkt)
+{
+	return be32_to_cpu(*(__be32 *)sroce_pkt_hdr(pkt, SROCE_HAS_IETH));
+}
+
 /* Completes the receive WQE in use with @status. */
 static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				u8 status, u32 opcode, u32 byte_len)
@@ -399,9 +404,7 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		cqe.wc_flags |= SROCE_WC_WITH_IMM;
 	}
 	if (!status && pkt->mask & SROCE_HAS_IETH) {
-		cqe.ex.invalidate_rkey =
-			be32_to_cpu(*(__be32 *)sroce_pkt_hdr(pkt,
-							     SROCE_HAS_IETH));
+		cqe.ex.invalidate_rkey = sroce_resp_ieth(pkt);
 		cqe.wc_flags |= SROCE_WC_WITH_INVALIDATE;
 	}
 	resp->has_rwqe = false;
@@ -442,6 +445,13 @@ static enum sroce_verdict sroce_resp_send(struct sroce_qp *qp,
 	resp->off += pkt->paylen;
 	resp->op = SROCE_SEND;
 	if (pkt->mask & SROCE_LAST) {
+		/*
+		 * Send with Invalidate: a key we cannot invalidate is a bad
+		 * request, and the QP's end.
+		 */
+		if (pkt->mask & SROCE_HAS_IETH &&
+		    sroce_mr_invalidate(sdev, qp->ibqp.pd, sroce_resp_ieth(pkt)))
+			return SROCE_NAK_INV;
 		sroce_resp_complete(qp, pkt, IB_WC_SUCCESS, IB_WC_RECV,
 				    resp->off);
 		resp->op = 0;
@@ -576,7 +586,7 @@ static u64 sroce_resp_do_atomic(struct sroce_mr *mr, u64 va, u8 op,
 	void *kva;
 	u64 orig;
 
-	if (mr->umem) {
+	if (!sroce_mr_is_dma(mr)) {
 		page = sroce_mr_page(mr, va, &off);
 		kva = kmap_local_page(page);
 		p = kva + off;
