@@ -636,7 +636,8 @@ static void sroce_qp_to_reset(struct sroce_qp *qp)
 
 /*
  * The effects of a transition, after its attributes are set. A drained
- * notice is asked for with each RTS to SQD transition, not remembered.
+ * notice is asked for with each RTS to SQD transition, not remembered: it
+ * comes once the message in progress and those before it completed.
  */
 static void sroce_qp_enter(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 			   int mask)
@@ -678,9 +679,14 @@ static void sroce_qp_enter(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 		break;
 	case IB_QPS_SQD:
 		sroce_qp_set_state(qp, next);
-		if (cur != IB_QPS_SQD && mask & IB_QP_EN_SQD_ASYNC_NOTIFY &&
-		    attr->en_sqd_async_notify)
-			sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		if (cur == IB_QPS_SQD)
+			break;
+		spin_lock_bh(&qp->sq_lock);
+		qp->req.sqd_notify = mask & IB_QP_EN_SQD_ASYNC_NOTIFY &&
+				     attr->en_sqd_async_notify;
+		spin_unlock_bh(&qp->sq_lock);
+		/* The message in progress finishes; then, the event. */
+		sroce_req_kick(qp);
 		break;
 	default:
 		sroce_qp_set_state(qp, next);

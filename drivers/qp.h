@@ -84,6 +84,8 @@ struct sroce_swqe {
  *	     (window, reads outstanding, fence): only then do answers run it
  * @nak_psn: the PSN of the last sequence NAK acted on
  * @nak_seen: @nak_psn is valid
+ * @sqd_notify: in SQD, raise IB_EVENT_SQ_DRAINED once every message
+ *		started has completed
  */
 struct sroce_req {
 	u32 head;
@@ -98,6 +100,7 @@ struct sroce_req {
 	bool rnr_wait;
 	bool nak_seen;
 	bool blocked;
+	bool sqd_notify;
 	u32 nak_psn;
 	void *wqes;
 	u32 stride;

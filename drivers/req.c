@@ -528,6 +528,34 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	return true;
 }
 
+/*
+ * In RTS, send; in SQD, only finish the message in progress (10.3.1.1):
+ * a peer must not be left waiting for the rest of one.
+ */
+static bool sroce_req_sending(const struct sroce_qp *qp)
+{
+	u8 state = READ_ONCE(qp->state);
+
+	if (qp->req.rnr_wait)
+		return false;
+	return state == IB_QPS_RTS || (state == IB_QPS_SQD && qp->req.off);
+}
+
+/*
+ * SQD, and every message started has completed: the send queue is
+ * drained, which the consumer asked to hear about once.
+ */
+static void sroce_req_drained(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (req->sqd_notify && READ_ONCE(qp->state) == IB_QPS_SQD &&
+	    qp->sq.cons == req->cur && !req->off) {
+		req->sqd_notify = false;
+		sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+	}
+}
+
 /**
  * sroce_req_run() - send what the send queue holds, within a budget
  * @qp: the QP
@@ -544,7 +572,7 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 	int ret;
 
 	while (budget) {
-		if (READ_ONCE(qp->state) != IB_QPS_RTS || req->rnr_wait) {
+		if (!sroce_req_sending(qp)) {
 			stop = SROCE_REQ_BLOCKED;
 			break;
 		}
@@ -592,6 +620,7 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 	sroce_comp_complete(qp);
 	sroce_comp_arm_timer(qp);
 	req->blocked = stop == SROCE_REQ_BLOCKED;
+	sroce_req_drained(qp);
 	return stop;
 }
 

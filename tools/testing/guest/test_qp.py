@@ -168,3 +168,13 @@ def test_create_destroy_churn(bench):
 
 
 test_create_destroy_churn.TIMEOUT = 1000
+
+
+def test_sqd_drains_the_message_in_progress(bench):
+    """RTS to SQD with the drained notice: a 4 MiB write already started
+    completes, whole, before IB_EVENT_SQ_DRAINED is raised (10.3.1.1)."""
+    bench.only("sroce", SROCE_ONLY)
+    r = step(bench, "sqd_drain")
+    assert r["event"] == r["drained"], r
+    assert r["at_event"] == [[77, 0]], r
+    assert r["data_ok"] and r["state"] == SQD, r

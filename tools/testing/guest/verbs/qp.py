@@ -380,7 +380,47 @@ def step_churn(b, n=10000):
             "repeats": repeats}
 
 
-STEPS = {"create": step_create, "walk": step_walk, "illegal": step_illegal,
+def step_sqd_drain(b, size=4 << 20):
+    """RC loopback: a large RDMA write posted, the QP moved to SQD asking
+    for the drained event. The write in progress finishes (a peer must not
+    wait for the rest of a message), and the event comes only after it
+    completed: its completion is in the CQ when the event is read."""
+    from pyverbs.mr import MR
+    from pyverbs.wr import SendWR
+    own = str(b.ctx.query_gid(1, b.gid_index))
+    b.dgid = own
+    qps = [b.qp("rc"), b.qp("rc")]
+    for qp in qps:
+        b.to_init(qp, "rc")
+    for qp, peer in ((qps[0], qps[1]), (qps[1], qps[0])):
+        a, mask = b.rtr_attr("rc")
+        a.dest_qp_num = peer.qp_num
+        a.rq_psn = 0x123456
+        qp.modify(a, mask)
+    for qp in qps:
+        qp.modify(*b.rts_attr("rc"))
+    src = MR(b.pd, size, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = MR(b.pd, size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+    src.write(b"\x5a" * size, size)
+    wr = SendWR(wr_id=77, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                sg=[SGE(src.buf, size, src.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(dst.rkey, dst.buf)
+    qps[0].post_send(wr)
+    a = QPAttr(qp_state=e.IBV_QPS_SQD)
+    a.en_sqd_async_notify = 1
+    qps[0].modify(a, e.IBV_QP_STATE | e.IBV_QP_EN_SQD_ASYNC_NOTIFY)
+    ev = b.ctx.get_async_event()
+    out = {"event": ev.event_type, "drained": e.IBV_EVENT_SQ_DRAINED}
+    ev.ack()
+    n, wcs = b.cq.poll(4)
+    out["at_event"] = [[w.wr_id, w.status] for w in wcs[:n]]
+    out["data_ok"] = dst.read(size, 0) == b"\x5a" * size
+    out["state"] = state(qps[0])
+    return out
+
+
+STEPS = {"sqd_drain": step_sqd_drain, "create": step_create, "walk": step_walk, "illegal": step_illegal,
          "query": step_query, "flush": step_flush, "srq": step_srq,
          "restrack": step_restrack, "churn": step_churn}
 
