@@ -16,6 +16,7 @@
 #include "post.h"
 #include "qp.h"
 #include "req.h"
+#include "srq.h"
 
 /* The kernel's WR opcodes and send flags are uverbs' numbers for these. */
 static bool sroce_post_opcode_ok(enum ib_wr_opcode op)
@@ -237,6 +238,36 @@ static int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return 0;
 }
 
+/* Receive WRs into a kernel-owned receive ring; 0 or the first error. */
+static int sroce_post_recv_ring(struct sroce_wq *wq, u32 max_sge,
+				const struct ib_recv_wr *wr,
+				const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_recv_wqe *w;
+	unsigned long flags;
+	int err = 0;
+	u32 prod;
+
+	spin_lock_irqsave(&wq->post_lock, flags);
+	prod = READ_ONCE(wq->q.hdr->prod);
+	for (; wr; wr = wr->next, prod++) {
+		w = sroce_wq_slot(wq, prod);
+		err = !w ? -ENOMEM :
+		      wr->num_sge < 0 || wr->num_sge > max_sge ? -EINVAL : 0;
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+		w->wr_id = wr->wr_id;
+		w->num_sge = wr->num_sge;
+		w->reserved = 0;
+		sroce_post_sges(w->sge, wr->sg_list, wr->num_sge);
+	}
+	sroce_wq_publish(wq, prod);
+	spin_unlock_irqrestore(&wq->post_lock, flags);
+	return err;
+}
+
 /**
  * sroce_post_recv() - post receive WRs of a kernel consumer
  * @ibqp: a kernel QP with its own receive queue
@@ -251,40 +282,44 @@ static int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			   const struct ib_recv_wr **bad_wr)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
-	struct sroce_recv_wqe *w;
-	unsigned long flags;
-	int err = 0;
-	u32 prod;
+	int err;
 
 	if (!sroce_qp_is_kernel(qp) || ibqp->srq ||
 	    READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	spin_lock_irqsave(&qp->rq.post_lock, flags);
-	prod = READ_ONCE(qp->rq.q.hdr->prod);
-	for (; wr; wr = wr->next, prod++) {
-		w = sroce_wq_slot(&qp->rq, prod);
-		err = !w ? -ENOMEM :
-		      wr->num_sge < 0 || wr->num_sge > qp->cap.max_recv_sge ?
-		      -EINVAL : 0;
-		if (err) {
-			*bad_wr = wr;
-			break;
-		}
-		w->wr_id = wr->wr_id;
-		w->num_sge = wr->num_sge;
-		w->reserved = 0;
-		sroce_post_sges(w->sge, wr->sg_list, wr->num_sge);
-	}
-	sroce_wq_publish(&qp->rq, prod);
-	spin_unlock_irqrestore(&qp->rq.post_lock, flags);
+	err = sroce_post_recv_ring(&qp->rq, qp->cap.max_recv_sge, wr, bad_wr);
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		queue_work(sroce_wq, &qp->err_work);
 	return err;
 }
 
+/**
+ * sroce_post_srq_recv() - post receive WRs to a kernel consumer's SRQ
+ * @ibsrq: the SRQ
+ * @wr: the list
+ * @bad_wr: the first WR not posted, on error
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL (malformed WR, or a process's SRQ, whose ring is
+ * its interface), -ENOMEM (the queue is full).
+ */
+static int sroce_post_srq_recv(struct ib_srq *ibsrq,
+			       const struct ib_recv_wr *wr,
+			       const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	if (!srq->kernel) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	return sroce_post_recv_ring(&srq->wq, srq->max_sge, wr, bad_wr);
+}
+
 const struct ib_device_ops sroce_post_ops = {
 	.post_send = sroce_post_send,
 	.post_recv = sroce_post_recv,
+	.post_srq_recv = sroce_post_srq_recv,
 };

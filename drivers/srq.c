@@ -19,12 +19,13 @@ static int sroce_check_srq_init(const struct ib_srq_init_attr *init,
 {
 	const struct ib_srq_attr *attr = &init->attr;
 
-	/* Kernel consumers would need ib_post_srq_recv(), not provided. */
-	if (!udata || init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
 	if (attr->max_wr > SROCE_MAX_SRQ_WR || attr->max_sge > SROCE_MAX_SGE ||
 	    attr->srq_limit > attr->max_wr)
 		return -EINVAL;
+	if (!udata)
+		return 0;	/* a kernel SRQ: posted with ib_post_srq_recv() */
 	/* ABI version 1 has no create_srq request. */
 	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
@@ -89,9 +90,12 @@ static int sroce_create_srq(struct ib_srq *ibsrq,
 	err = sroce_srq_num_alloc(sdev, srq);
 	if (err)
 		goto err_wq;
-	err = sroce_srq_share(srq, udata);
-	if (err)
-		goto err_num;
+	srq->kernel = !udata;
+	if (udata) {
+		err = sroce_srq_share(srq, udata);
+		if (err)
+			goto err_num;
+	}
 
 	attr->max_wr = srq->max_wr;
 	return 0;

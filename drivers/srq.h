@@ -17,6 +17,7 @@
  * @max_wr: entries the ring holds
  * @max_sge: SGEs each entry holds
  * @limit: the armed limit, 0 when not armed
+ * @kernel: a kernel consumer's, posted to with ib_post_srq_recv()
  */
 struct sroce_srq {
 	struct ib_srq ibsrq;
@@ -27,6 +28,7 @@ struct sroce_srq {
 	u32 max_wr;
 	u32 max_sge;
 	u32 limit;
+	bool kernel;
 };
 
 static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)

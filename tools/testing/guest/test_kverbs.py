@@ -12,8 +12,8 @@ Each run writes 16 MiB of random data with O_DIRECT in 1 MiB I/Os, reads
 it back and compares, then does the same with 4 MiB in 4 KiB I/Os (4 and
 1 MiB under loss); it disconnects
 and takes the target down, and then the sroce devices and the module
-must go away (nothing holds them). Over IPv4, IPv6, and IPv4 with 1 %
-loss on the link.
+must go away (nothing holds them). Over IPv4, IPv6 with the target on
+kernel SRQs (nvmet-rdma use_srq=1), and IPv4 with 1 % loss on the link.
 """
 import os
 import sys
@@ -26,7 +26,7 @@ NQN = "sroce-test"
 
 TARGET_UP = r"""set -e
 modprobe brd rd_nr=1 rd_size=32768
-modprobe nvmet-rdma
+modprobe nvmet-rdma use_srq={srq}
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 cd /sys/kernel/config/nvmet
 mkdir subsystems/{nqn}
@@ -80,17 +80,21 @@ modprobe -r nvme-rdma
 """
 
 
-def nvme_over_sroce(bench, ip, loss=None):
+def nvme_over_sroce(bench, ip, loss=None, srq=False):
     bench.only("sroce", "runs the kernel's NVMe/RDMA over sroce")
     a, b = bench.a, bench.b
     dev = {g.name: bench.attach(g) for g in (a, b)}
     addr = b.ip if ip == "v4" else b.ip6
     family = "ipv4" if ip == "v4" else "ipv6"
-    b.run(TARGET_UP.format(nqn=NQN, family=family, addr=addr), timeout=60)
+    b.run(TARGET_UP.format(nqn=NQN, family=family, addr=addr, srq=int(srq)),
+          timeout=60)
     if loss:
         a.run(f"tc qdisc add dev eth0 root netem loss {loss}")
     try:
         a.run(HOST_CONNECT.format(nqn=NQN, addr=addr), timeout=120)
+        # With use_srq the target receives through kernel SRQs: prove it.
+        res = b.run(f"rdma res show {dev['b']}").out
+        assert (int(res.split(" srq ")[1].split()[0]) > 0) == srq, res
         # Under loss every drop costs a retransmit timeout: less data.
         big, small = (4, 1) if loss else (16, 4)
         r = a.run(HOST_IO.format(big=big, small=small), timeout=400, check=False)
@@ -111,8 +115,9 @@ def test_nvme_rdma_v4(bench):
     nvme_over_sroce(bench, "v4")
 
 
-def test_nvme_rdma_v6(bench):
-    nvme_over_sroce(bench, "v6")
+def test_nvme_rdma_v6_srq(bench):
+    """IPv6, and the target receiving through shared receive queues."""
+    nvme_over_sroce(bench, "v6", srq=True)
 
 
 def test_nvme_rdma_under_loss(bench):
