@@ -5,7 +5,7 @@ rdma_cm's users never exchange QP numbers by hand: the kernel's CM does,
 with MADs on each port's QP1 over RoCEv2, and so every program here
 proves that sroce runs ib_mad's GSI QP (kernel post verbs, kernel CQs),
 then whatever the program itself moves: rping's RDMA reads and writes
-with -V (it compares every ping buffer), ucmatose's sends (RC), udaddy's
+with -V (it compares every ping buffer), 1000 pings, ucmatose's sends (RC), udaddy's
 datagrams (UD, resolved by SIDR), mckey's multicast datagrams, and
 perftest over rdma_cm (-R). Server on B, client on A, IPv4 and IPv6.
 
@@ -122,7 +122,7 @@ def test_rping_v4(bench):
 def test_rping_v6(bench):
     bench.only("sroce", "checks QP1 and rdma_cm over sroce")
     cm_setup(bench)
-    rping(bench, "v6", 100)
+    rping(bench, "v6", 1000)
 
 
 def cmatose(bench, program, ip, count=20):
