@@ -1,18 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: completion queues without a device. The data path's producer,
- * the kernel consumer's verbs, arming, resize, and what a process can
- * scribble over in the shared header. Test doubles stand in for the
- * core's completion and event handlers and count what they hear.
+ * KUnit: completion queues on a stand-in device whose QP table holds one
+ * QP. The data path's producer, the kernel consumer's verbs, arming,
+ * resize, and what a process can scribble over in the shared header.
+ * Test doubles stand in for the core's completion and event handlers and
+ * count what they hear.
  */
 #include <kunit/test.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
 
 #include "cq.h"
+#include "device.h"
 #include "limits.h"
+#include "qp.h"
+
+/* The one QP of the stand-in device; completions name it. */
+#define FIXTURE_QPN	17
 
 struct cq_fixture {
+	struct sroce_dev *sdev;
+	struct sroce_qp *qp;
 	struct sroce_cq *cq;
 	int comp_events;
 	int err_events;
@@ -34,6 +42,27 @@ static void count_event(struct ib_event *ev, void *ctx)
 	fx->last = *ev;
 }
 
+/* A device whose QP table holds one QP, FIXTURE_QPN, for wc->qp. */
+static void fixture_device(struct kunit *test, struct cq_fixture *fx)
+{
+	struct sroce_qp_ref *ref;
+
+	fx->sdev = kunit_kzalloc(test, sizeof(*fx->sdev), GFP_KERNEL);
+	fx->qp = kunit_kzalloc(test, sizeof(*fx->qp), GFP_KERNEL);
+	ref = kunit_kzalloc(test, sizeof(*ref), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fx->sdev);
+	KUNIT_ASSERT_NOT_NULL(test, fx->qp);
+	KUNIT_ASSERT_NOT_NULL(test, ref);
+	xa_init_flags(&fx->sdev->qps, XA_FLAGS_ALLOC);
+	ref->qp = fx->qp;
+	refcount_set(&ref->count, 1);
+	init_completion(&ref->done);
+	fx->qp->ref = ref;
+	fx->qp->ibqp.qp_num = FIXTURE_QPN;
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&fx->sdev->qps, FIXTURE_QPN, ref,
+					      GFP_KERNEL)), 0);
+}
+
 /* A CQ for at least @cqe entries, wired to the test doubles. */
 static struct cq_fixture *cq_fixture(struct kunit *test, u32 cqe)
 {
@@ -41,9 +70,11 @@ static struct cq_fixture *cq_fixture(struct kunit *test, u32 cqe)
 
 	fx = kunit_kzalloc(test, sizeof(*fx), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, fx);
+	fixture_device(test, fx);
 	fx->cq = kunit_kzalloc(test, sizeof(*fx->cq), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, fx->cq);
 	KUNIT_ASSERT_EQ(test, sroce_cq_init(fx->cq, cqe), 0);
+	fx->cq->ibcq.device = &fx->sdev->ibdev;
 	fx->cq->ibcq.comp_handler = count_comp;
 	fx->cq->ibcq.event_handler = count_event;
 	fx->cq->ibcq.cq_context = fx;
@@ -55,8 +86,10 @@ static void cq_test_exit(struct kunit *test)
 {
 	struct cq_fixture *fx = test->priv;
 
-	if (fx)
+	if (fx) {
 		sroce_cq_fini(fx->cq);
+		xa_destroy(&fx->sdev->qps);
+	}
 }
 
 /* Both indices at @idx: an empty ring that has already come this far. */
@@ -74,6 +107,7 @@ static int post(struct sroce_cq *cq, u64 wr_id, bool solicited)
 		.status = IB_WC_SUCCESS,
 		.opcode = IB_WC_RECV,
 		.byte_len = (u32)wr_id * 3,
+		.qp_num = FIXTURE_QPN,
 	};
 
 	return sroce_cq_post(cq, &cqe, solicited);
@@ -135,7 +169,8 @@ static void capacity_reported(struct kunit *test)
 /* Every field of the CQE reaches the kernel consumer's ib_wc. */
 static void fields_reach_the_wc(struct kunit *test)
 {
-	struct sroce_cq *cq = cq_fixture(test, 4)->cq;
+	struct cq_fixture *fx = cq_fixture(test, 4);
+	struct sroce_cq *cq = fx->cq;
 	struct sroce_cqe cqe = {
 		.wr_id = 0x1122334455667788ULL,
 		.status = IB_WC_REM_ACCESS_ERR,
@@ -143,7 +178,7 @@ static void fields_reach_the_wc(struct kunit *test)
 		.vendor_err = 0x42,
 		.byte_len = 4096,
 		.ex.imm_data = cpu_to_be32(0xdeadbeef),
-		.qp_num = 17,
+		.qp_num = FIXTURE_QPN,
 		.src_qp = 0xabcdef,
 		.wc_flags = IB_WC_WITH_IMM | IB_WC_GRH | IB_WC_WITH_SMAC,
 		.pkey_index = 0,
@@ -173,7 +208,29 @@ static void fields_reach_the_wc(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.network_hdr_type, RDMA_NETWORK_IPV4);
 	KUNIT_EXPECT_EQ(test, wc.port_num, 1U);
 	KUNIT_EXPECT_EQ(test, memcmp(wc.smac, cqe.smac, ETH_ALEN), 0);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, &fx->qp->ibqp);
 	KUNIT_EXPECT_EQ(test, poll(cq, &wc, 1), 0);
+}
+
+/*
+ * An entry of a QP destroyed since has no wc->qp to give a kernel
+ * consumer: it is dropped, and the entries around it still come.
+ */
+static void entries_of_gone_qps_dropped(struct kunit *test)
+{
+	struct cq_fixture *fx = cq_fixture(test, 16);
+	struct sroce_cqe gone = { .wr_id = 99, .qp_num = FIXTURE_QPN + 1 };
+	struct ib_wc wc[4];
+
+	KUNIT_ASSERT_EQ(test, post(fx->cq, 1, false), 0);
+	KUNIT_ASSERT_EQ(test, sroce_cq_post(fx->cq, &gone, false), 0);
+	KUNIT_ASSERT_EQ(test, post(fx->cq, 2, false), 0);
+	KUNIT_ASSERT_EQ(test, poll(fx->cq, wc, 4), 2);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 1ULL);
+	KUNIT_EXPECT_EQ(test, wc[1].wr_id, 2ULL);
+	KUNIT_EXPECT_EQ(test, poll(fx->cq, wc, 4), 0);
+	/* All three slots went back to the producer. */
+	KUNIT_EXPECT_EQ(test, fx->cq->queue.hdr->cons, fx->cq->prod);
 }
 
 /*
@@ -444,6 +501,7 @@ static void resize_keeps_the_arm(struct kunit *test)
 static struct kunit_case cq_cases[] = {
 	KUNIT_CASE(capacity_reported),
 	KUNIT_CASE(fields_reach_the_wc),
+	KUNIT_CASE(entries_of_gone_qps_dropped),
 	KUNIT_CASE(order_across_wrap),
 	KUNIT_CASE(overflow_refused_and_reported),
 	KUNIT_CASE(largest_cq_holds_max_cqe),

@@ -190,7 +190,8 @@ static struct sroce_mr user_mr(struct ib_pd *pd, u64 iova, u64 length,
 			       u32 access)
 {
 	return (struct sroce_mr) {
-		.pd = pd, .umem = &fake_umem,
+		.pd = pd, .type = SROCE_MR_USER, .valid = true,
+		.umem = &fake_umem,
 		.iova = iova, .length = length, .access = access,
 	};
 }
@@ -238,7 +239,8 @@ static void check_dma_mr(struct kunit *test)
 {
 	struct ib_pd pd;
 	struct sroce_mr mr = {
-		.pd = &pd, .access = IB_ACCESS_LOCAL_WRITE,
+		.pd = &pd, .type = SROCE_MR_DMA, .valid = true,
+		.access = IB_ACCESS_LOCAL_WRITE,
 	};
 
 	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0, U64_MAX, 0), 0);
@@ -290,6 +292,28 @@ static void check_access_bits(struct kunit *test)
 	}
 }
 
+/*
+ * A fast-registration MR is refused until registered and after it is
+ * invalidated, whatever it would grant; so is a user MR never made valid.
+ */
+static void check_fast_reg_validity(struct kunit *test)
+{
+	struct ib_pd pd;
+	struct sroce_mr mr = user_mr(&pd, 0x1000, 0x1000,
+				     IB_ACCESS_REMOTE_WRITE);
+
+	mr.type = SROCE_MR_FAST;
+	mr.valid = false;
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x1000, 8, 0), -EACCES);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x1000, 8,
+					     IB_ACCESS_REMOTE_WRITE), -EACCES);
+	mr.valid = true;
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x1000, 8,
+					     IB_ACCESS_REMOTE_WRITE), 0);
+	/* Bounds still hold for it: it is no DMA MR. */
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x2000, 8, 0), -ERANGE);
+}
+
 static void registration_flags(struct kunit *test)
 {
 	static const int ok[] = {
@@ -327,6 +351,7 @@ static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(check_range_at_top),
 	KUNIT_CASE(check_dma_mr),
 	KUNIT_CASE(check_access_bits),
+	KUNIT_CASE(check_fast_reg_validity),
 	KUNIT_CASE(registration_flags),
 	{}
 };
