@@ -318,6 +318,33 @@ static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	sroce_comp_progress(qp);
 }
 
+/**
+ * sroce_comp_busy() - restart the transport timer, keep the retry budget
+ * @qp: the QP
+ *
+ * A read response that brings nothing new (a duplicate, one past a gap we
+ * already asked to have filled, or one for a later read while an earlier
+ * one has a gap) still shows the responder at work on our reads.
+ * rdma_rxe sends a whole read response in one burst and answers a
+ * repeated read request with a second burst from the requested offset,
+ * behind the first; on a slow link the queue ahead of its NIC then holds
+ * seconds of responses, most of them stale. Timing out while they drain
+ * would ask for yet another copy of the rest (and spend a retry each
+ * time, failing a 4 MiB ib_read_bw with "retry exceeded"). So the timer
+ * measures silence, as rxe's own requester does (rxe_comp.c re-arms its
+ * retransmit timer whenever it has drained its received responses); a
+ * responder that stops answering still times out.
+ *
+ * Context: sq_lock held.
+ */
+static void sroce_comp_busy(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (req->timeout && req->acked != req->max_psn)
+		mod_timer(&req->timer, jiffies + req->timeout);
+}
+
 static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
@@ -327,6 +354,9 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	u32 expect;
 	int err;
 
+	/* A response to any read we sent, in order or not, ours to take or not. */
+	if (sroce_psn_cmp(pkt->psn, req->max_psn) < 0)
+		sroce_comp_busy(qp);
 	swqe = sroce_comp_rd_wqe(qp, pkt->psn);
 	if (!swqe || swqe->wire_op != SROCE_OP_READ_REQ)
 		return;
