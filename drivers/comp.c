@@ -159,13 +159,23 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 		if (!swqe->numbered)
 			break;
 		if (sroce_is_rd_op(swqe->wire_op)) {
-			if (nak_reads &&
-			    sroce_psn_cmp(psn, swqe->first_psn) >= 0) {
-				req->acked = swqe->first_psn;
-				sroce_req_rewind(qp);
-				return true;
-			}
-			break;
+			if (!nak_reads ||
+			    sroce_psn_cmp(psn, swqe->first_psn) < 0)
+				break;
+			/*
+			 * Once per gap: a responder that answers a repeated
+			 * request with the whole rest behind what it already
+			 * queued (rdma_rxe) sends many acknowledgments past
+			 * the gap before the answer to our first request
+			 * comes; each must not ask for yet another copy.
+			 * A lost request is the timer's to send again.
+			 */
+			if (swqe->rewind_off == swqe->resp_off)
+				return false;
+			swqe->rewind_off = swqe->resp_off;
+			req->acked = swqe->first_psn;
+			sroce_req_rewind(qp);
+			return true;
 		}
 		if (sroce_psn_cmp(swqe->last_psn, psn) > 0)
 			break;
