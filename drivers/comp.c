@@ -198,6 +198,7 @@ static void sroce_comp_retry(struct sroce_qp *qp)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *swqe;
 
 	if (!req->retry) {
 		sroce_count(sdev, SROCE_CNT_RETRY_EXCEEDED);
@@ -206,6 +207,10 @@ static void sroce_comp_retry(struct sroce_qp *qp)
 	}
 	req->retry--;
 	sroce_count(sdev, SROCE_CNT_RETRANSMITS);
+	/* A read or atomic asked for again: see sroce_req_rd_limit(). */
+	swqe = sroce_comp_oldest(qp);
+	if (swqe && sroce_is_rd_op(swqe->wire_op))
+		swqe->rewind_off = swqe->resp_off;
 	sroce_req_rewind(qp);
 }
 

@@ -407,11 +407,42 @@ static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	return 0;
 }
 
+/**
+ * sroce_req_rd_limit() - how many reads and atomics may be outstanding now
+ * @qp: an RC QP
+ *
+ * max_rd_atomic, except while the oldest unfinished read or atomic has had
+ * to be asked for again (its answer, or part of it, was lost): then only
+ * that one, until it completes. A responder that queues whole read
+ * responses at once (rdma_rxe) would otherwise get the repeated request
+ * together with every later read again; its queue, full, drops from its
+ * head, which is the very response we are missing, every time (an 8 MiB
+ * ib_read_bw against rxe never completed). The same back-off as TCP's
+ * window after a loss, in units of reads.
+ *
+ * Return: the limit for req->rd_out.
+ */
+static u32 sroce_req_rd_limit(struct sroce_qp *qp)
+{
+	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
+	struct sroce_swqe *swqe;
+	u32 idx;
+
+	for (idx = qp->sq.cons; idx != qp->req.head; idx++) {
+		swqe = sroce_swqe_at(qp, idx);
+		if (swqe->done)
+			continue;
+		if (sroce_is_rd(swqe->wire_op) && swqe->rewind_off != U32_MAX)
+			return 1;
+		break;
+	}
+	return max_rd;
+}
+
 /* May the WQE at cur start (or go on) now, with a packet at req->psn? */
 static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *swqe)
 {
 	struct sroce_req *req = &qp->req;
-	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
 
 	if (sroce_qp_tx_full(qp))
 		return false;
@@ -424,7 +455,8 @@ static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		return true;
 	if (swqe->wqe.send_flags & IB_SEND_FENCE && req->rd_out)
 		return false;
-	return !sroce_is_rd(swqe->wire_op) || req->rd_out < max_rd;
+	return !sroce_is_rd(swqe->wire_op) ||
+	       req->rd_out < sroce_req_rd_limit(qp);
 }
 
 /*
