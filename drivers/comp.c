@@ -366,7 +366,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *swqe;
 	bool last = pkt->mask & SROCE_LAST;
-	u32 expect;
+	u32 expect, end, piece;
 	int err;
 
 	/* A response to any read we sent, in order or not, ours to take or not. */
@@ -386,10 +386,17 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		}
 		return;
 	}
-	/* Every response but the last is exactly one MTU (9.7.4.1.4). */
-	if (swqe->resp_off + pkt->paylen > swqe->len ||
-	    (!last && pkt->paylen != req->mtu) ||
-	    (last && swqe->resp_off + pkt->paylen != swqe->len)) {
+	/*
+	 * Every response but the last is exactly one MTU (9.7.4.1.4); the
+	 * last ends the read, or the piece of it asked for again. A full
+	 * LAST that ends neither is one of an older request for the same
+	 * bytes (a piece asked for twice): its data is as good as any.
+	 */
+	end = swqe->resp_off + pkt->paylen;
+	piece = swqe->rewind_off == U32_MAX ? swqe->len : swqe->rewind_off +
+		sroce_req_rd_len(qp, swqe, swqe->rewind_off);
+	last = last && (end == swqe->len || end == piece);
+	if (end > swqe->len || (!last && pkt->paylen != req->mtu)) {
 		sroce_count(sdev, SROCE_CNT_RX_BAD_HEADER);
 		return;
 	}
@@ -402,11 +409,17 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 				IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
 		return;
 	}
-	swqe->resp_off += pkt->paylen;
-	if (last)
+	swqe->resp_off = end;
+	if (last && end == swqe->len) {
 		sroce_comp_rd_done(qp, swqe);
-	else
-		sroce_comp_progress(qp);
+		return;
+	}
+	sroce_comp_progress(qp);
+	if (last) {
+		/* A piece asked for again is in: ask for the next one. */
+		swqe->rewind_off = end;
+		sroce_req_rewind(qp);
+	}
 }
 
 static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)

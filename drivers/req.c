@@ -242,6 +242,35 @@ static u8 sroce_transport(enum ib_qp_type qpt)
 	}
 }
 
+/**
+ * sroce_req_rd_len() - the DMA length a read request from @off asks for
+ * @qp: the QP
+ * @swqe: a read
+ * @off: the first byte asked for
+ *
+ * The rest of the read, except when the read is asked for again after a
+ * loss (@swqe->rewind_off set): then at most SROCE_RD_RETRY_PKTS packets
+ * at a time, each piece asked for when the one before it is complete
+ * (the completer does). A responder answers a repeated read request for
+ * part of the original read, as it must for one that starts at the first
+ * missing packet; rdma_rxe checks only that the part lies within the
+ * original, and so does sroce's responder. rxe queues a whole response at
+ * once: asked for the whole rest of a read of megabytes, it overflows its
+ * own queue, which drops from its head, the very packets we lack, and
+ * recovery never ends.
+ *
+ * Return: bytes.
+ */
+u32 sroce_req_rd_len(const struct sroce_qp *qp,
+		     const struct sroce_swqe *swqe, u32 off)
+{
+	u32 rest = swqe->len - off;
+
+	if (swqe->rewind_off == U32_MAX)
+		return rest;
+	return min(rest, SROCE_RD_RETRY_PKTS * qp->req.mtu);
+}
+
 /* Fills the extended headers a request packet's opcode calls for. */
 static void sroce_req_headers(struct sroce_qp *qp, struct sroce_swqe *swqe,
 			      u8 opcode, u8 *bth, u32 off)
@@ -266,7 +295,9 @@ static void sroce_req_headers(struct sroce_qp *qp, struct sroce_swqe *swqe,
 		/* A resumed read asks only for what did not arrive. */
 		reth->va = cpu_to_be64(w->wr.rdma.remote_addr + off);
 		reth->rkey = cpu_to_be32(w->wr.rdma.rkey);
-		reth->len = cpu_to_be32(swqe->len - off);
+		reth->len = cpu_to_be32(swqe->wire_op == SROCE_OP_READ_REQ ?
+					sroce_req_rd_len(qp, swqe, off) :
+					swqe->len - off);
 	}
 	if (has & SROCE_HAS_ATOMICETH) {
 		aeth = (void *)(bth + sroce_hdr_offset(opcode,
