@@ -159,13 +159,23 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 		if (!swqe->numbered)
 			break;
 		if (sroce_is_rd_op(swqe->wire_op)) {
-			if (nak_reads &&
-			    sroce_psn_cmp(psn, swqe->first_psn) >= 0) {
-				req->acked = swqe->first_psn;
-				sroce_req_rewind(qp);
-				return true;
-			}
-			break;
+			if (!nak_reads ||
+			    sroce_psn_cmp(psn, swqe->first_psn) < 0)
+				break;
+			/*
+			 * Once per gap: a responder that answers a repeated
+			 * request with the whole rest behind what it already
+			 * queued (rdma_rxe) sends many acknowledgments past
+			 * the gap before the answer to our first request
+			 * comes; each must not ask for yet another copy.
+			 * A lost request is the timer's to send again.
+			 */
+			if (swqe->rewind_off == swqe->resp_off)
+				return false;
+			swqe->rewind_off = swqe->resp_off;
+			req->acked = swqe->first_psn;
+			sroce_req_rewind(qp);
+			return true;
 		}
 		if (sroce_psn_cmp(swqe->last_psn, psn) > 0)
 			break;
@@ -188,6 +198,7 @@ static void sroce_comp_retry(struct sroce_qp *qp)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *swqe;
 
 	if (!req->retry) {
 		sroce_count(sdev, SROCE_CNT_RETRY_EXCEEDED);
@@ -196,6 +207,10 @@ static void sroce_comp_retry(struct sroce_qp *qp)
 	}
 	req->retry--;
 	sroce_count(sdev, SROCE_CNT_RETRANSMITS);
+	/* A read or atomic asked for again: see sroce_req_rd_limit(). */
+	swqe = sroce_comp_oldest(qp);
+	if (swqe && sroce_is_rd_op(swqe->wire_op))
+		swqe->rewind_off = swqe->resp_off;
 	sroce_req_rewind(qp);
 }
 
@@ -318,15 +333,45 @@ static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	sroce_comp_progress(qp);
 }
 
+/**
+ * sroce_comp_busy() - restart the transport timer, keep the retry budget
+ * @qp: the QP
+ *
+ * A read response that brings nothing new (a duplicate, one past a gap we
+ * already asked to have filled, or one for a later read while an earlier
+ * one has a gap) still shows the responder at work on our reads.
+ * rdma_rxe sends a whole read response in one burst and answers a
+ * repeated read request with a second burst from the requested offset,
+ * behind the first; on a slow link the queue ahead of its NIC then holds
+ * seconds of responses, most of them stale. Timing out while they drain
+ * would ask for yet another copy of the rest (and spend a retry each
+ * time, failing a 4 MiB ib_read_bw with "retry exceeded"). So the timer
+ * measures silence, as rxe's own requester does (rxe_comp.c re-arms its
+ * retransmit timer whenever it has drained its received responses); a
+ * responder that stops answering still times out.
+ *
+ * Context: sq_lock held.
+ */
+static void sroce_comp_busy(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (req->timeout && req->acked != req->max_psn)
+		mod_timer(&req->timer, jiffies + req->timeout);
+}
+
 static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *swqe;
 	bool last = pkt->mask & SROCE_LAST;
-	u32 expect;
+	u32 expect, end, piece;
 	int err;
 
+	/* A response to any read we sent, in order or not, ours to take or not. */
+	if (sroce_psn_cmp(pkt->psn, req->max_psn) < 0)
+		sroce_comp_busy(qp);
 	swqe = sroce_comp_rd_wqe(qp, pkt->psn);
 	if (!swqe || swqe->wire_op != SROCE_OP_READ_REQ)
 		return;
@@ -341,10 +386,17 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		}
 		return;
 	}
-	/* Every response but the last is exactly one MTU (9.7.4.1.4). */
-	if (swqe->resp_off + pkt->paylen > swqe->len ||
-	    (!last && pkt->paylen != req->mtu) ||
-	    (last && swqe->resp_off + pkt->paylen != swqe->len)) {
+	/*
+	 * Every response but the last is exactly one MTU (9.7.4.1.4); the
+	 * last ends the read, or the piece of it asked for again. A full
+	 * LAST that ends neither is one of an older request for the same
+	 * bytes (a piece asked for twice): its data is as good as any.
+	 */
+	end = swqe->resp_off + pkt->paylen;
+	piece = swqe->rewind_off == U32_MAX ? swqe->len : swqe->rewind_off +
+		sroce_req_rd_len(qp, swqe, swqe->rewind_off);
+	last = last && (end == swqe->len || end == piece);
+	if (end > swqe->len || (!last && pkt->paylen != req->mtu)) {
 		sroce_count(sdev, SROCE_CNT_RX_BAD_HEADER);
 		return;
 	}
@@ -357,11 +409,17 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 				IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
 		return;
 	}
-	swqe->resp_off += pkt->paylen;
-	if (last)
+	swqe->resp_off = end;
+	if (last && end == swqe->len) {
 		sroce_comp_rd_done(qp, swqe);
-	else
-		sroce_comp_progress(qp);
+		return;
+	}
+	sroce_comp_progress(qp);
+	if (last) {
+		/* A piece asked for again is in: ask for the next one. */
+		swqe->rewind_off = end;
+		sroce_req_rewind(qp);
+	}
 }
 
 static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)

@@ -4,6 +4,7 @@
  * query_qp and destruction. The transports that move the rings' work
  * requests over the wire build on this.
  */
+#include <linux/hash.h>
 #include <linux/minmax.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
@@ -374,7 +375,11 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_qp_publish(sdev, qp);
 	if (err)
 		goto err_runtime;
-	qp->sport = rdma_get_udp_sport(0, ibqp->qp_num, 0);
+	/*
+	 * A UD QP has no peer to mix in: a hash of its own number spreads
+	 * UD flows over ECMP paths, as rxe does. RC and UC get theirs at RTR.
+	 */
+	qp->sport = rdma_flow_label_to_udp_sport(hash_32(ibqp->qp_num, 20));
 	if (udata) {
 		err = sroce_qp_share_rings(qp, udata);
 		if (err)

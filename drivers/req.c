@@ -260,6 +260,35 @@ static u8 sroce_transport(enum ib_qp_type qpt)
 	}
 }
 
+/**
+ * sroce_req_rd_len() - the DMA length a read request from @off asks for
+ * @qp: the QP
+ * @swqe: a read
+ * @off: the first byte asked for
+ *
+ * The rest of the read, except when the read is asked for again after a
+ * loss (@swqe->rewind_off set): then at most SROCE_RD_RETRY_PKTS packets
+ * at a time, each piece asked for when the one before it is complete
+ * (the completer does). A responder answers a repeated read request for
+ * part of the original read, as it must for one that starts at the first
+ * missing packet; rdma_rxe checks only that the part lies within the
+ * original, and so does sroce's responder. rxe queues a whole response at
+ * once: asked for the whole rest of a read of megabytes, it overflows its
+ * own queue, which drops from its head, the very packets we lack, and
+ * recovery never ends.
+ *
+ * Return: bytes.
+ */
+u32 sroce_req_rd_len(const struct sroce_qp *qp,
+		     const struct sroce_swqe *swqe, u32 off)
+{
+	u32 rest = swqe->len - off;
+
+	if (swqe->rewind_off == U32_MAX)
+		return rest;
+	return min(rest, SROCE_RD_RETRY_PKTS * qp->req.mtu);
+}
+
 /* Fills the extended headers a request packet's opcode calls for. */
 static void sroce_req_headers(struct sroce_qp *qp, struct sroce_swqe *swqe,
 			      u8 opcode, u8 *bth, u32 off)
@@ -284,7 +313,9 @@ static void sroce_req_headers(struct sroce_qp *qp, struct sroce_swqe *swqe,
 		/* A resumed read asks only for what did not arrive. */
 		reth->va = cpu_to_be64(w->wr.rdma.remote_addr + off);
 		reth->rkey = cpu_to_be32(w->wr.rdma.rkey);
-		reth->len = cpu_to_be32(swqe->len - off);
+		reth->len = cpu_to_be32(swqe->wire_op == SROCE_OP_READ_REQ ?
+					sroce_req_rd_len(qp, swqe, off) :
+					swqe->len - off);
 	}
 	if (has & SROCE_HAS_ATOMICETH) {
 		aeth = (void *)(bth + sroce_hdr_offset(opcode,
@@ -425,11 +456,42 @@ static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	return 0;
 }
 
+/**
+ * sroce_req_rd_limit() - how many reads and atomics may be outstanding now
+ * @qp: an RC QP
+ *
+ * max_rd_atomic, except while the oldest unfinished read or atomic has had
+ * to be asked for again (its answer, or part of it, was lost): then only
+ * that one, until it completes. A responder that queues whole read
+ * responses at once (rdma_rxe) would otherwise get the repeated request
+ * together with every later read again; its queue, full, drops from its
+ * head, which is the very response we are missing, every time (an 8 MiB
+ * ib_read_bw against rxe never completed). The same back-off as TCP's
+ * window after a loss, in units of reads.
+ *
+ * Return: the limit for req->rd_out.
+ */
+static u32 sroce_req_rd_limit(struct sroce_qp *qp)
+{
+	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
+	struct sroce_swqe *swqe;
+	u32 idx;
+
+	for (idx = qp->sq.cons; idx != qp->req.head; idx++) {
+		swqe = sroce_swqe_at(qp, idx);
+		if (swqe->done)
+			continue;
+		if (sroce_is_rd(swqe->wire_op) && swqe->rewind_off != U32_MAX)
+			return 1;
+		break;
+	}
+	return max_rd;
+}
+
 /* May the WQE at cur start (or go on) now, with a packet at req->psn? */
 static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *swqe)
 {
 	struct sroce_req *req = &qp->req;
-	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
 
 	if (sroce_qp_tx_full(qp))
 		return false;
@@ -442,7 +504,8 @@ static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		return true;
 	if (swqe->wqe.send_flags & IB_SEND_FENCE && req->rd_out)
 		return false;
-	return !sroce_is_rd(swqe->wire_op) || req->rd_out < max_rd;
+	return !sroce_is_rd(swqe->wire_op) ||
+	       req->rd_out < sroce_req_rd_limit(qp);
 }
 
 /*

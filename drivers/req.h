@@ -18,6 +18,8 @@ struct work_struct;
 #define SROCE_MAX_INFLIGHT	256
 /* A requester asks for an ACK at least once in this many packets. */
 #define SROCE_ACK_EVERY		32
+/* Response packets a read asked for again may ask for at once. */
+#define SROCE_RD_RETRY_PKTS	128
 
 /* What a run of the requester stopped on. */
 enum sroce_req_stop {
@@ -34,6 +36,8 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget);
 void sroce_req_kick(struct sroce_qp *qp);
 void sroce_req_work(struct work_struct *work);
 void sroce_req_rewind(struct sroce_qp *qp);
+u32 sroce_req_rd_len(const struct sroce_qp *qp,
+		     const struct sroce_swqe *swqe, u32 off);
 
 void sroce_comp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_comp_complete(struct sroce_qp *qp);

@@ -6,8 +6,9 @@ of the KUnit suite (kunit/icrc_vectors.h):
 
   /usr/bin/python3 scripts/bench/capture_rxe.py [--out kunit/icrc_vectors.h]
 
-Traffic: ibv_rc_pingpong, ibv_ud_pingpong and perftest's write, read and
-atomic tests, with sizes that give single- and multi-packet messages and a
+Traffic: ibv_rc_pingpong, ibv_ud_pingpong, perftest's write, read and
+atomic tests, and sroce-integrity over RC and UC (sends and writes with
+immediate), with sizes that give single- and multi-packet messages and a
 three-byte pad. Frames are taken with an AF_PACKET socket on guest A's eth0
 (tools/testing/guest/net/roce.py), at most two per (IP version, opcode,
 pad); each is checked against the ICRC computed independently in Python
@@ -32,10 +33,17 @@ OPNAMES = {
     0x0d: "RC_READ_RESP_FIRST", 0x0e: "RC_READ_RESP_MIDDLE",
     0x0f: "RC_READ_RESP_LAST", 0x10: "RC_READ_RESP_ONLY", 0x11: "RC_ACK",
     0x12: "RC_ATOMIC_ACK", 0x13: "RC_CMP_SWAP", 0x14: "RC_FETCH_ADD",
-    0x64: "UD_SEND_ONLY",
+    0x03: "RC_SEND_LAST_IMM", 0x05: "RC_SEND_ONLY_IMM",
+    0x09: "RC_WRITE_LAST_IMM", 0x0b: "RC_WRITE_ONLY_IMM",
+    0x20: "UC_SEND_FIRST", 0x21: "UC_SEND_MIDDLE", 0x22: "UC_SEND_LAST",
+    0x23: "UC_SEND_LAST_IMM", 0x24: "UC_SEND_ONLY", 0x25: "UC_SEND_ONLY_IMM",
+    0x26: "UC_WRITE_FIRST", 0x27: "UC_WRITE_MIDDLE", 0x28: "UC_WRITE_LAST",
+    0x29: "UC_WRITE_LAST_IMM", 0x2a: "UC_WRITE_ONLY", 0x2b: "UC_WRITE_ONLY_IMM",
+    0x64: "UD_SEND_ONLY", 0x65: "UD_SEND_ONLY_IMM",
 }
 
 PERF = "-d rxe0 -x {gid} -F -n 5 -m 1024"
+INTEGRITY = "build/tools/sroce-integrity"
 
 # (server command, client command): {gid} and {peer} are filled in.
 RUNS = [
@@ -53,14 +61,21 @@ RUNS = [
      f"ib_atomic_lat {PERF} -A FETCH_AND_ADD {{peer}}"),
     (f"ib_atomic_lat {PERF} -A CMP_AND_SWAP",
      f"ib_atomic_lat {PERF} -A CMP_AND_SWAP {{peer}}"),
+    # Sends and writes with immediate, inline sends, and the same over UC:
+    # the opcodes no perftest or pingpong program sends.
+    (f"{INTEGRITY} -d rxe0 -g {{gid}} -p 18517 -t 60",
+     f"{INTEGRITY} -d rxe0 -g {{gid}} -p 18517 -t 60 -q 1 -n 2 -S 5,2500 {{peer}}"),
+    (f"{INTEGRITY} -d rxe0 -g {{gid}} -p 18517 -t 60",
+     f"{INTEGRITY} -d rxe0 -g {{gid}} -p 18517 -t 60 -u -q 1 -n 2 -S 5,2500 {{peer}}"),
 ]
 
 
 def run_pair(bench, server, client, gid_b, gid_a):
     a, b = bench.a, bench.b
     srv = b.spawn(server.format(gid=gid_b), timeout=120)
+    port = 18517 if "-p 18517" in server else 18515
     try:
-        b.wait_for("ss -ltn | grep -q ':18515 '", timeout=60)
+        b.wait_for(f"ss -ltn | grep -q ':{port} '", timeout=60)
     except TimeoutError:
         res = srv.kill()
         raise RuntimeError(f"server did not listen: {server}\n{res.out}{res.err}")
