@@ -341,11 +341,11 @@ KNOWN_DIFFERENCES = {
     "ip.id": "sroce sends IPv4 ID 0 with DF set; rxe counts. RFC 6864 4.1: the "
              "ID of an atomic datagram (DF=1, MF=0, offset 0) has no meaning "
              "and may be any value",
-    "udp.srcport (UD)": "sroce sends every UD QP's datagrams from 0xc000 "
-                        "(rdma_get_udp_sport() of flow label 0 and remote QPN 0, "
-                        "drivers/qp.c), rxe from 0xc000 + a 14-bit hash of the QPN; "
-                        "both in the RoCEv2 range, the receiver ignores it; rxe's "
-                        "spreads UD flows over ECMP paths, ours does not",
+    "udp.srcport (UD)": "both send a UD QP's datagrams from 0xc000 + a hash of "
+                        "its QPN, with different hashes (sroce: a 20-bit flow "
+                        "label folded by rdma_flow_label_to_udp_sport(); rxe: "
+                        "14 bits); both in the RoCEv2 range, the receiver "
+                        "ignores it",
 }
 
 
