@@ -144,6 +144,11 @@ static bool sroce_mw_grants(const struct sroce_mr *mw, const struct ib_qp *qp,
 	if (!mw->valid || mw->key != rkey || mw->pd != qp->pd ||
 	    (access & ~mw->access))
 		return false;
+	/*
+	 * A type 2 window stays bound to the number of a QP destroyed since;
+	 * QPNs are handed out cyclically (sroce_qpn_alloc()), so no new QP
+	 * takes that number until all the others have been used.
+	 */
 	if (mw->mw_type == IB_MW_TYPE_2 && mw->mw_qpn != qp->qp_num)
 		return false;
 	return iova >= mw->iova && length <= mw->length &&
