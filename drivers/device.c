@@ -16,6 +16,7 @@
 #include "limits.h"
 #include "mcast.h"
 #include "mr.h"
+#include "mw.h"
 #include "net.h"
 #include "pd.h"
 #include "port.h"
@@ -35,7 +36,9 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 	attr->page_size_cap = PAGE_SIZE;
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGES;
 	attr->max_qp = SROCE_MAX_QP;
 	attr->max_qp_wr = SROCE_MAX_QP_WR;
@@ -45,6 +48,7 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 	attr->max_cq = SROCE_MAX_CQ;
 	attr->max_cqe = SROCE_MAX_CQE;
 	attr->max_mr = SROCE_MAX_MR;
+	attr->max_mw = SROCE_MAX_MR;	/* windows and MRs share one table */
 	attr->max_pd = SROCE_MAX_PD;
 	attr->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	attr->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
@@ -114,6 +118,7 @@ static const struct ib_device_ops *const sroce_verbs[] = {
 	&sroce_post_ops,
 	&sroce_srq_ops,
 	&sroce_mr_ops,
+	&sroce_mw_ops,
 	&sroce_ah_ops,
 	&sroce_mcast_ops,
 	&sroce_counters_ops,

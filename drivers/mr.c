@@ -12,10 +12,12 @@
 #include "device.h"
 #include "limits.h"
 #include "mr.h"
+#include "mw.h"
 
 /* What sroce implements; local read is implied by any MR. */
 #define SROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND)
 
 void sroce_mr_table_init(struct sroce_mr_table *t)
 {
@@ -130,13 +132,17 @@ void sroce_mr_put(struct sroce_mr *mr)
  * @length: bytes accessed; 0 is allowed anywhere in or at the end of the MR
  * @access: the IB_ACCESS_* bits the access needs (0 for a local read)
  *
- * Return: 0; -EACCES when @mr is in another PD or lacks a needed right;
- * -ERANGE when [@iova, @iova + @length) is not all inside @mr.
+ * A memory window is never used directly: only a responder resolves its
+ * key, to the MR it is bound to (sroce_mw_get_mr()).
+ *
+ * Return: 0; -EACCES when @mr is in another PD, lacks a needed right or
+ * is a window; -ERANGE when [@iova, @iova + @length) is not all inside @mr.
  */
 int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
 		   u64 iova, u64 length, u32 access)
 {
-	if (mr->pd != pd || (access & ~mr->access) || !READ_ONCE(mr->valid))
+	if (mr->pd != pd || (access & ~mr->access) || !READ_ONCE(mr->valid) ||
+	    mr->type == SROCE_MR_MW)
 		return -EACCES;
 
 	/* A DMA MR covers all of memory: only wrapping past the end is out. */
@@ -157,7 +163,7 @@ int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
  * on-demand paging, IB_ACCESS_ON_DEMAND (-EINVAL). Bits in the optional
  * range are hints the ABI lets a driver ignore (relaxed ordering is the
  * only one defined, and means nothing to a CPU copy). Anything else sroce
- * does not implement (memory windows, zero-based or huge-page MRs) is
+ * does not implement (zero-based or huge-page MRs) is
  * refused the way EFA refuses what its hardware lacks.
  *
  * Return: 0 or -EOPNOTSUPP.
@@ -425,10 +431,17 @@ err_free:
 	return ERR_PTR(err);
 }
 
+/*
+ * A window bound to the MR would go on pointing at its pages: refuse while
+ * there is one (dealloc_mw and invalidation unbind). The count goes to -1
+ * in the same step, so that no bind can start once the answer was no.
+ */
 static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
 
+	if (atomic_cmpxchg(&mr->nr_mw, 0, -1))
+		return -EBUSY;
 	sroce_mr_table_del(&to_sdev(ibmr->device)->mrs, mr);
 	sroce_mr_free(mr);
 	return 0;
@@ -499,8 +512,17 @@ static int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 	return n;
 }
 
-/* An MR by the index of @key, whatever its low 8 bits; referenced. */
-static struct sroce_mr *sroce_mr_get_index(struct sroce_mr_table *t, u32 key)
+/**
+ * sroce_mr_get_index() - an MR by the index of a key, whatever its low bits
+ * @t: the device's table
+ * @key: a key whose index names the MR; the variant may be a new one
+ *
+ * For the work requests that give an MR or window its next key.
+ *
+ * Context: any.
+ * Return: the MR, referenced, or NULL.
+ */
+struct sroce_mr *sroce_mr_get_index(struct sroce_mr_table *t, u32 key)
 {
 	struct sroce_mr *mr;
 
@@ -565,24 +587,29 @@ int sroce_mr_fast_reg(struct sroce_dev *sdev, const struct ib_pd *pd, u32 key,
  * @sdev: the device
  * @pd: the PD of the QP asking
  * @key: the key to invalidate
+ * @rqp: for a Send with Invalidate, the QP that received it, to which a
+ *	 type 2 window must be bound; NULL for a Local Invalidate
  *
- * Only fast-registration MRs can be invalidated: a user or DMA MR is
- * valid until it is deregistered.
+ * Only fast-registration MRs and type 2 windows can be invalidated: a user
+ * or DMA MR is valid until it is deregistered, a type 1 window until it is
+ * bound again.
  *
  * Context: any.
- * Return: 0, or -EINVAL when @key names no valid fast-registration MR of
- * @pd.
+ * Return: 0, or -EINVAL when @key names no valid fast-registration MR or
+ * type 2 window of @pd (bound to @rqp).
  */
 int sroce_mr_invalidate(struct sroce_dev *sdev, const struct ib_pd *pd,
-			u32 key)
+			u32 key, const struct ib_qp *rqp)
 {
 	struct sroce_mr *mr = sroce_mr_get(sdev, key);
 	int err = -EINVAL;
 
 	if (!mr)
 		return err;
-	if (mr->type == SROCE_MR_FAST && mr->pd == pd &&
-	    xchg(&mr->valid, false))
+	if (mr->type == SROCE_MR_MW)
+		err = sroce_mw_invalidate(mr, pd, rqp);
+	else if (mr->type == SROCE_MR_FAST && mr->pd == pd &&
+		 xchg(&mr->valid, false))
 		err = 0;
 	sroce_mr_put(mr);
 	return err;

@@ -2,9 +2,11 @@
 #ifndef SROCE_MR_H
 #define SROCE_MR_H
 
+#include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/rcupdate.h>
 #include <linux/skbuff.h>
+#include <linux/spinlock.h>
 #include <linux/refcount.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
@@ -57,11 +59,15 @@ struct sroce_mr_table {
  * @SROCE_MR_USER: a process's pages, pinned at registration
  * @SROCE_MR_FAST: a kernel consumer's pages, given by map_mr_sg() and
  *		   made valid by a REG_MR work request, until invalidated
+ * @SROCE_MR_MW: a memory window (mw.c): a key for part of a user MR,
+ *		 valid between a bind and its invalidation; remote accesses
+ *		 only, carried out on the MR it is bound to
  */
 enum sroce_mr_type {
 	SROCE_MR_DMA,
 	SROCE_MR_USER,
 	SROCE_MR_FAST,
+	SROCE_MR_MW,
 };
 
 /**
@@ -82,6 +88,15 @@ enum sroce_mr_type {
  *	   for a fast-registration MR, the pages map_mr_sg() gave
  * @npages: entries in @pages
  * @page_off: where @iova sits in @pages[0]
+ * @nr_mw: memory windows bound to this MR, which may not be deregistered
+ *	   while there are any; -1 once deregistration has begun, so that
+ *	   no bind can race with it
+ * @mw_lock: a window's binding (@valid, @parent, @mw_qpn, @iova, @length,
+ *	     @access) changes and is read as one under it
+ * @mw_type: a window's IB_MW_TYPE_1 or IB_MW_TYPE_2
+ * @mw_qpn: the QP a bound type 2 window is bound to
+ * @parent: the MR a window is bound to; while it is, the MR's @nr_mw
+ *	    keeps it registered
  * @ref: the table's reference plus one per sroce_mr_get() caller
  * @done: completed when @ref drops to zero, which deregistration awaits
  * @rcu: frees the MR after lookups that may still see it have finished
@@ -100,6 +115,11 @@ struct sroce_mr {
 	struct page **pages;
 	unsigned long npages;
 	unsigned int page_off;
+	atomic_t nr_mw;
+	spinlock_t mw_lock;	/* a window's binding */
+	enum ib_mw_type mw_type;
+	u32 mw_qpn;
+	struct sroce_mr *parent;
 	refcount_t ref;
 	struct completion done;
 	struct rcu_head rcu;
@@ -121,6 +141,7 @@ int sroce_mr_table_add(struct sroce_mr_table *t, struct sroce_mr *mr);
 void sroce_mr_table_del(struct sroce_mr_table *t, struct sroce_mr *mr);
 struct sroce_mr *sroce_mr_lookup(struct sroce_mr_table *t, u32 key);
 
+struct sroce_mr *sroce_mr_get_index(struct sroce_mr_table *t, u32 key);
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
 void sroce_mr_put(struct sroce_mr *mr);
 int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
@@ -129,7 +150,7 @@ int sroce_mr_check_access_flags(int access);
 int sroce_mr_fast_reg(struct sroce_dev *sdev, const struct ib_pd *pd, u32 key,
 		      int access);
 int sroce_mr_invalidate(struct sroce_dev *sdev, const struct ib_pd *pd,
-			u32 key);
+			u32 key, const struct ib_qp *rqp);
 
 struct page *sroce_mr_page(const struct sroce_mr *mr, u64 iova,
 			   unsigned int *off);

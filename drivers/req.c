@@ -18,6 +18,7 @@
 #include "device.h"
 #include "limits.h"
 #include "mr.h"
+#include "mw.h"
 #include "msg.h"
 #include "net.h"
 #include "payload.h"
@@ -114,6 +115,10 @@ static u8 sroce_wr_family(const struct sroce_qp *qp, u32 opcode)
 	switch (opcode) {
 	case IB_UVERBS_WR_LOCAL_INV:
 		return SROCE_REQ_LOCAL;
+	case IB_UVERBS_WR_BIND_MW:
+		/* Windows are user objects; kernel WRs have no bind member. */
+		return (rc || uc) && !sroce_qp_is_kernel(qp) ?
+		       SROCE_REQ_LOCAL : 0xff;
 	case IB_WR_REG_MR:
 		return sroce_qp_is_kernel(qp) ? SROCE_REQ_LOCAL : 0xff;
 	case IB_UVERBS_WR_SEND:
@@ -552,11 +557,12 @@ static int sroce_req_step(struct sroce_qp *qp, struct sroce_swqe *swqe)
 /**
  * sroce_req_local() - carry out a WQE that sends nothing
  * @qp: the QP
- * @swqe: a Local Invalidate or (kernel QPs) a fast registration, at cur
+ * @swqe: a Local Invalidate, a window bind or (kernel QPs) a fast
+ *	  registration, at cur
  *
- * A registration takes effect at once, in WQE order. An invalidation waits
- * until everything before it has completed: until then a retransmission
- * may still read the MR it invalidates.
+ * A registration or window bind takes effect at once, in WQE order. An
+ * invalidation waits until everything before it has completed: until then
+ * a retransmission may still read the MR it invalidates.
  *
  * Return: false when it must wait, true when it is done (or failed, to
  * complete in error once its turn comes).
@@ -566,6 +572,7 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	const struct sroce_send_wqe *w = &swqe->wqe;
 	struct sroce_req *req = &qp->req;
+	u8 status = IB_WC_LOC_PROT_ERR;
 	int err;
 
 	if (w->opcode == IB_UVERBS_WR_LOCAL_INV) {
@@ -574,7 +581,10 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		if (qp->sq.cons != req->cur)
 			return false;
 		err = sroce_mr_invalidate(sdev, qp->ibqp.pd,
-					  w->ex.invalidate_rkey);
+					  w->ex.invalidate_rkey, NULL);
+	} else if (w->opcode == IB_UVERBS_WR_BIND_MW) {
+		err = sroce_mw_bind(qp, w);
+		status = IB_WC_MW_BIND_ERR;
 	} else {
 		err = sroce_mr_fast_reg(sdev, qp->ibqp.pd,
 					w->ex.invalidate_rkey,
@@ -582,7 +592,7 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	}
 	swqe->done = true;
 	if (err) {
-		swqe->status = IB_WC_LOC_PROT_ERR;
+		swqe->status = status;
 		return true;
 	}
 	swqe->sent = true;

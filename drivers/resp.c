@@ -21,6 +21,7 @@
 #include "device.h"
 #include "limits.h"
 #include "mr.h"
+#include "mw.h"
 #include "msg.h"
 #include "net.h"
 #include "payload.h"
@@ -181,6 +182,27 @@ static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
 	sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS, psn);
 }
 
+/*
+ * Looks up @rkey for @len bytes at @va with @access; NULL if refused. An
+ * rkey may name a memory window: the access then goes to the MR it is
+ * bound to, so what follows is the same either way.
+ */
+static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
+				      u32 len, u32 access)
+{
+	struct sroce_mr *mr = sroce_mr_get(to_sdev(qp->ibqp.device), rkey);
+
+	if (!mr)
+		return NULL;
+	if (mr->type == SROCE_MR_MW)
+		return sroce_mw_get_mr(mr, &qp->ibqp, rkey, va, len, access);
+	if (sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+		sroce_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
 /* One read response packet of @res; false when it could not be built. */
 static bool sroce_resp_read_packet(struct sroce_qp *qp,
 				   struct sroce_rd_res *res)
@@ -199,12 +221,10 @@ static bool sroce_resp_read_packet(struct sroce_qp *qp,
 	     first ? SROCE_OP_READ_RESP_FIRST :
 	     last ? SROCE_OP_READ_RESP_LAST : SROCE_OP_READ_RESP_MIDDLE;
 	if (len) {
-		mr = sroce_mr_get(sdev, res->rkey);
+		mr = sroce_resp_mr(qp, res->rkey, res->va, len,
+				   IB_ACCESS_REMOTE_READ);
 		if (!mr)
 			return false;
-		if (sroce_mr_check(mr, qp->ibqp.pd, res->va, len,
-				   IB_ACCESS_REMOTE_READ))
-			goto err_put;
 	}
 again:
 	skb = sroce_resp_alloc(qp, op, res->psn, len, zcopy ? 0 : len);
@@ -450,26 +470,14 @@ static enum sroce_verdict sroce_resp_send(struct sroce_qp *qp,
 		 * request, and the QP's end.
 		 */
 		if (pkt->mask & SROCE_HAS_IETH &&
-		    sroce_mr_invalidate(sdev, qp->ibqp.pd, sroce_resp_ieth(pkt)))
+		    sroce_mr_invalidate(sdev, qp->ibqp.pd, sroce_resp_ieth(pkt),
+					&qp->ibqp))
 			return SROCE_NAK_INV;
 		sroce_resp_complete(qp, pkt, IB_WC_SUCCESS, IB_WC_RECV,
 				    resp->off);
 		resp->op = 0;
 	}
 	return SROCE_ACCEPT;
-}
-
-/* Looks up @rkey for @len bytes at @va with @access; NULL if refused. */
-static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
-				      u32 len, u32 access)
-{
-	struct sroce_mr *mr = sroce_mr_get(to_sdev(qp->ibqp.device), rkey);
-
-	if (mr && sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
-		sroce_mr_put(mr);
-		mr = NULL;
-	}
-	return mr;
 }
 
 /* Is a read's rkey good for the range its RETH asks for? */

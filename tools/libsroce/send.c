@@ -26,6 +26,7 @@ bool sroce_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode opcode)
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
 		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
@@ -92,7 +93,30 @@ static int sroce_send_check(const struct sroce_qp *qp,
 		return EINVAL;
 	if (ibqp->qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL;
+	/* A window is bound to part of an MR, or (type 1) to nothing. */
+	if (wr->opcode == IBV_WR_BIND_MW &&
+	    (!wr->bind_mw.mw ||
+	     (!wr->bind_mw.bind_info.mr && wr->bind_mw.bind_info.length)))
+		return EINVAL;
 	return 0;
+}
+
+/**
+ * sroce_send_wqe_bind() - the entry of a window bind
+ * @wqe: the entry, zeroed
+ * @mw: the window; the kernel finds it by its key's index
+ * @rkey: the window's key from now on
+ * @info: the MR, range and rights; no MR for a zero-length bind
+ */
+void sroce_send_wqe_bind(struct sroce_send_wqe *wqe, const struct ibv_mw *mw,
+			 uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	wqe->wr.bind.addr = info->addr;
+	wqe->wr.bind.length = info->length;
+	wqe->wr.bind.mr_lkey = info->mr ? info->mr->lkey : 0;
+	wqe->wr.bind.mw_rkey = mw->rkey;
+	wqe->wr.bind.new_rkey = rkey;
+	wqe->wr.bind.access = info->mw_access_flags;
 }
 
 /* The opcode-specific part of the entry's header. */
@@ -100,7 +124,10 @@ static void sroce_send_wqe_wr(struct sroce_send_wqe *wqe,
 			      const struct ibv_send_wr *wr,
 			      enum ibv_qp_type type)
 {
-	if (type == IBV_QPT_UD) {
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		sroce_send_wqe_bind(wqe, wr->bind_mw.mw, wr->bind_mw.rkey,
+				    &wr->bind_mw.bind_info);
+	} else if (type == IBV_QPT_UD) {
 		wqe->wr.ud.ah_num = to_sah(wr->wr.ud.ah)->ah_num;
 		wqe->wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
 		wqe->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;

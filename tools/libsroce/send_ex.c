@@ -155,6 +155,21 @@ static void sroce_wr_local_inv(struct ibv_qp_ex *ibqpx, uint32_t rkey)
 		wqe->ex.invalidate_rkey = rkey;
 }
 
+static void sroce_wr_bind_mw(struct ibv_qp_ex *ibqpx, struct ibv_mw *mw,
+			     uint32_t rkey,
+			     const struct ibv_mw_bind_info *bind_info)
+{
+	struct sroce_send_wqe *wqe;
+
+	if (!mw || (!bind_info->mr && bind_info->length)) {
+		sroce_wr_fail(ex_to_sqp(ibqpx), EINVAL);
+		return;
+	}
+	wqe = sroce_wr_begin(ibqpx, IBV_WR_BIND_MW);
+	if (wqe)
+		sroce_send_wqe_bind(wqe, mw, rkey, bind_info);
+}
+
 static void sroce_wr_set_ud_addr(struct ibv_qp_ex *ibqpx, struct ibv_ah *ah,
 				 uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -371,5 +386,7 @@ void sroce_qp_ex_init(struct sroce_qp *qp, uint64_t ops)
 		x->wr_local_inv = sroce_wr_local_inv;
 	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
 		x->wr_send_inv = sroce_wr_send_inv;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		x->wr_bind_mw = sroce_wr_bind_mw;
 	*(uint32_t *)flags |= VERBS_QP_EX;
 }

@@ -102,6 +102,7 @@ static const struct verbs_context_ops *const sroce_verbs[] = {
 	&sroce_qp_ops,
 	&sroce_srq_ops,
 	&sroce_mr_ops,
+	&sroce_mw_ops,
 	&sroce_ah_ops,
 };
 

@@ -84,6 +84,8 @@ int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 bool sroce_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode opcode);
 bool sroce_send_is_atomic(enum ibv_wr_opcode opcode);
+void sroce_send_wqe_bind(struct sroce_send_wqe *wqe, const struct ibv_mw *mw,
+			 uint32_t rkey, const struct ibv_mw_bind_info *info);
 struct sroce_send_wqe *sroce_sq_next(struct sroce_qp *qp);
 int sroce_sq_publish(struct sroce_qp *qp);
 uint64_t sroce_qp_ex_ops(enum ibv_qp_type type);
@@ -114,6 +116,7 @@ extern const struct verbs_context_ops sroce_cq_ops;
 extern const struct verbs_context_ops sroce_qp_ops;
 extern const struct verbs_context_ops sroce_srq_ops;
 extern const struct verbs_context_ops sroce_mr_ops;
+extern const struct verbs_context_ops sroce_mw_ops;
 extern const struct verbs_context_ops sroce_ah_ops;
 
 #endif /* LIBSROCE_H */

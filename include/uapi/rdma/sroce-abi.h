@@ -129,6 +129,20 @@ struct sroce_send_wqe {
 			__u32 remote_qkey;
 			__u32 reserved;
 		} ud;
+		/*
+		 * IB_UVERBS_WR_BIND_MW: bind the window whose key index
+		 * @mw_rkey has to [@addr, @addr + @length) of the MR
+		 * @mr_lkey names, with the IB_ACCESS_* bits @access; the
+		 * window's key becomes @new_rkey (same index).
+		 */
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 mw_rkey;
+			__u32 new_rkey;
+			__u32 access;
+		} bind;
 	} wr;
 	__aligned_u64 reserved;	/* the SGEs start a new cache line */
 	union {
