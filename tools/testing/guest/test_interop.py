@@ -5,7 +5,8 @@ sroce->rxe (client on A, server on B) and rxe->sroce (client on B,
 server on A). Both devices are named roce0 so that the same perftest
 command line serves either side.
 
-Rows: ibv_rc/uc/ud_pingpong -c; perftest's ib_send/write/read_bw with -a
+Rows: ibv_rc/uc/ud_pingpong -c; rping -v -V (rdma_cm: the CM's MADs
+between the two QP1s); perftest's ib_send/write/read_bw with -a
 (every size, 2 B to 8 MiB: ib_send_bw from sroce, ib_write_bw from rxe,
 ib_read_bw both ways, the regression test for the 4 and 8 MiB reads from
 rxe that used to end in retry exceeded; the other way one size), the
@@ -162,6 +163,44 @@ def test_uc_pingpong(bench):
 def test_ud_pingpong(bench):
     # One packet: at MTU 1500 the port MTU is 1024 (the GRH is not in it).
     pingpong(bench, "ibv_ud_pingpong", [("v4", 1024)])
+
+
+RPING_COUNT = 100
+
+
+def test_rping(bench):
+    """rping -v -V both ways: the two QP1s talk CM over RoCEv2 (REQ, REP,
+    RTU, DREQ, DREP), then RDMA reads and writes move the ping buffers,
+    which -V compares."""
+    p = Pair(bench)
+    failures = []
+    for g in p.guest.values():
+        g.run("modprobe rdma_ucm")
+    for dname, cli, srv in p.dirs():
+        port = pt.next_port(7000)
+        args = f"-a {srv.ip} -p {port} -v -V -C {RPING_COUNT}"
+        job = srv.spawn(f"exec timeout {ONE_TIMEOUT} rping -s {args}", timeout=ONE_TIMEOUT + 30)
+        problems, res = [], {}
+        try:
+            # An rdma_cm server listens on no TCP port: its cm_id says it.
+            srv.wait_for("rdma res show cm_id | grep -q 'state LISTEN'", timeout=30)
+            res["client"] = cli.run(f"timeout {ONE_TIMEOUT} rping -c {args}",
+                                    timeout=ONE_TIMEOUT + 30, check=False)
+            res["server"] = job.wait(30, check=False)
+        except TimeoutError as ex:
+            problems.append(str(ex))
+        finally:
+            job.kill()
+        for side, r in res.items():
+            pings = [int(n) for n in re.findall(r"ping data: rdma-ping-(\d+): ", r.out)]
+            if r.rc != 0:
+                problems.append(f"{side} exit status {r.rc}")
+            if pings != list(range(RPING_COUNT)):
+                problems.append(f"{side}: {len(pings)} of {RPING_COUNT} pings shown")
+        text = "\n".join(f"{side} rc={r.rc}\n{r.out[-1500:]}{r.err}" for side, r in res.items())
+        if record("rping -v -V", dname, problems, f"{RPING_COUNT} pings verified"):
+            failures.append((f"rping {dname}", problems, text))
+    finish(failures)
 
 
 # ---- perftest -------------------------------------------------------------------
