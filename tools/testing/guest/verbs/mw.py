@@ -31,21 +31,6 @@ HALF = SIZE // 2
 LEN = 64
 
 
-def pair(b):
-    """A client and a server RC QP connected to each other, in RTS."""
-    qps = [b.qp("rc"), b.qp("rc")]
-    for qp in qps:
-        b.to_init(qp, "rc")
-    for qp, peer in ((qps[0], qps[1]), (qps[1], qps[0])):
-        a, mask = b.rtr_attr("rc")
-        a.dest_qp_num = peer.qp_num
-        a.rq_psn = 0x123456
-        qp.modify(a, mask)
-    for qp in qps:
-        qp.modify(*b.rts_attr("rc"))
-    return qps
-
-
 def wait(b, wr_id, timeout=20):
     """[status, opcode] of the completion of wr_id."""
     end = time.monotonic() + timeout
@@ -92,8 +77,6 @@ def errno_of(fn):
 
 
 def run(b):
-    own = str(b.ctx.query_gid(1, b.gid_index))
-    b.dgid = own
     out = {}
     src = MR(b.pd, LEN, e.IBV_ACCESS_LOCAL_WRITE)
     src.write(b"\x5a" * LEN, LEN)
@@ -101,7 +84,7 @@ def run(b):
     dst = MR(b.pd, SIZE, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_MW_BIND)
     dst.write(b"\x11" * SIZE, SIZE)
     mw = MW(b.pd, e.IBV_MW_TYPE_2)
-    cli, srv = pair(b)
+    cli, srv = b.loopback_pair()
 
     rw = e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_LOCAL_WRITE
     rkey, out["bind"] = bind(b, srv, mw, dst, 1, dst.buf + HALF, HALF, rw)
@@ -123,14 +106,14 @@ def run(b):
 
     # A fresh pair (the access error took the first to ERR): the window
     # is free again, and a write just before it is refused.
-    cli, srv = pair(b)
+    cli, srv = b.loopback_pair()
     rkey, out["rebind"] = bind(b, srv, mw, dst, 5, dst.buf + HALF, HALF, rw)
     out["outside"] = write(b, cli, src, 6, rkey, dst.buf + HALF - LEN)
     mem = dst.read(SIZE, 0)
     out["outside_untouched"] = mem[HALF - LEN:HALF] == b"\x11" * LEN
 
     # A window's key is no lkey: a send through it fails before leaving.
-    cli, srv = pair(b)
+    cli, srv = b.loopback_pair()
     out["mw_as_lkey"] = write(b, srv, src, 7, dst.rkey, dst.buf, lkey=rkey)
     out["dealloc"] = errno_of(mw.close)
     out["dereg_unbound"] = errno_of(dst.close)

@@ -86,6 +86,22 @@ class Bench:
             mask |= e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER
         return a, mask
 
+    def loopback_pair(self):
+        """Two RC QPs connected to each other through this device's own
+        GID, in RTS."""
+        self.dgid = str(self.ctx.query_gid(1, self.gid_index))
+        qps = [self.qp("rc"), self.qp("rc")]
+        for qp in qps:
+            self.to_init(qp, "rc")
+        for qp, peer in ((qps[0], qps[1]), (qps[1], qps[0])):
+            a, mask = self.rtr_attr("rc")
+            a.dest_qp_num = peer.qp_num
+            a.rq_psn = 0x123456
+            qp.modify(a, mask)
+        for qp in qps:
+            qp.modify(*self.rts_attr("rc"))
+        return qps
+
     def rts_attr(self, kind):
         a = QPAttr(qp_state=e.IBV_QPS_RTS)
         a.sq_psn = 0x123456
@@ -387,18 +403,7 @@ def step_sqd_drain(b, size=4 << 20):
     completed: its completion is in the CQ when the event is read."""
     from pyverbs.mr import MR
     from pyverbs.wr import SendWR
-    own = str(b.ctx.query_gid(1, b.gid_index))
-    b.dgid = own
-    qps = [b.qp("rc"), b.qp("rc")]
-    for qp in qps:
-        b.to_init(qp, "rc")
-    for qp, peer in ((qps[0], qps[1]), (qps[1], qps[0])):
-        a, mask = b.rtr_attr("rc")
-        a.dest_qp_num = peer.qp_num
-        a.rq_psn = 0x123456
-        qp.modify(a, mask)
-    for qp in qps:
-        qp.modify(*b.rts_attr("rc"))
+    qps = b.loopback_pair()
     src = MR(b.pd, size, e.IBV_ACCESS_LOCAL_WRITE)
     dst = MR(b.pd, size, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
     src.write(b"\x5a" * size, size)
