@@ -47,10 +47,11 @@ def judge(run, size, addr):
     return problems
 
 
-def pingpong(bench, program, runs):
-    """runs: [(ip, size)], ip "v4" or "v6" (which RoCEv2 GIDs to use)."""
+def pingpong(bench, program, runs, dev=None):
+    """runs: [(ip, size)], ip "v4" or "v6" (which RoCEv2 GIDs to use);
+    dev: {guest name: device} already attached, else both are attached."""
     a, b = bench.a, bench.b
-    dev = {g.name: bench.attach(g) for g in (a, b)}
+    dev = dev or {g.name: bench.attach(g) for g in (a, b)}
     failures = []
     for ip, size in runs:
         addr = {g.name: g.ip if ip == "v4" else g.ip6 for g in (a, b)}

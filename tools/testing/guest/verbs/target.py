@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Live QPs and MRs for hostile frames to aim at, run inside a guest:
+
+    target.py DEV GID_INDEX DGID INFO GO
+
+Creates RC, UC and UD QPs in RTS whose peer is DGID (a host with no RDMA
+device, which sends the frames), receives posted on each, on half of the
+RC QPs requests of their own outstanding (so acknowledgements have
+something to hit), and three MRs whose contents must survive: one
+remotely readable only, one with no remote access, one remotely writable
+whose rkey is never told. Writes INFO (JSON: QPNs, PSNs, rkeys,
+addresses, the secret patterns), then waits (bounded) for the file GO.
+Until then, each time a file INFO.revive.N appears (N = 1, 2, ...), it
+takes every QP in the error state back through RESET to RTS, as new,
+drains the CQ, and creates INFO.ready.N. At GO it reports, as one JSON
+line: whether each MR still holds its pattern, the QPs revived, their
+states, the completions seen, and closes everything as a program would.
+"""
+
+import json
+import os
+import sys
+import time
+
+from pyverbs.qp import QPAttr
+from pyverbs.mr import MR
+from pyverbs.pyverbs_error import PyverbsRDMAError
+from pyverbs.wr import RecvWR, SendWR, SGE
+import pyverbs.enums as e
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qp import Bench, state  # noqa: E402
+
+MR_SIZE = 65536
+RQ_PSN = 0x654321
+SQ_PSN = 0x123456
+PEER_QPN = 0xabcde
+QKEY = 0x11111111
+QPS_PER_KIND = {"rc": 8, "uc": 2, "ud": 2}
+# Patterns the fuzzer must never see again (no remote read on these MRs)
+# and the one it may (the read-only MR).
+PATTERNS = {"ro": b"sroce-RO", "none": b"sroce-NO", "rw": b"sroce-RW"}
+ACCESS = {
+    "ro": e.IBV_ACCESS_REMOTE_READ,
+    "none": e.IBV_ACCESS_LOCAL_WRITE,
+    "rw": (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
+           e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC),
+}
+
+
+def connect(b, qp, kind):
+    b.to_init(qp, kind)
+    if kind != "ud":
+        a = QPAttr(qp_state=e.IBV_QPS_INIT)
+        a.qp_access_flags = ACCESS["rw"]
+        qp.modify(a, e.IBV_QP_ACCESS_FLAGS)
+    a, mask = b.rtr_attr(kind)
+    if kind != "ud":
+        a.dest_qp_num = PEER_QPN
+        a.rq_psn = RQ_PSN
+    qp.modify(a, mask)
+    a, mask = b.rts_attr(kind)
+    if kind == "rc":
+        # Long enough that the QP's own requests do not exhaust their
+        # retries while the frames arrive (4.096 us << 20: about 4 s).
+        a.timeout = 20
+    qp.modify(a, mask)
+
+
+def post_recvs(qp, mr, base, n):
+    for i in range(n):
+        qp.post_recv(RecvWR(wr_id=base + i, num_sge=1,
+                            sg=[SGE(mr.buf + i * 2048, 2048, mr.lkey)]))
+
+
+def post_requests(qp, sink):
+    """A send, an RDMA write and an RDMA read toward the peer, all
+    signaled, so the completer has something outstanding."""
+    flags = e.IBV_SEND_SIGNALED
+    for i, op in enumerate((e.IBV_WR_SEND, e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_READ)):
+        wr = SendWR(wr_id=1000 + i, opcode=op, num_sge=1, send_flags=flags,
+                    sg=[SGE(sink.buf + i * 4096, 3000, sink.lkey)])
+        if op != e.IBV_WR_SEND:
+            wr.set_wr_rdma(0x1234, 0x10000)
+        qp.post_send(wr)
+
+
+def main():
+    dev, gid_index, dgid, info, go = sys.argv[1:6]
+    b = Bench(dev, int(gid_index), dgid)
+    mrs = {}
+    for name, pattern in PATTERNS.items():
+        mrs[name] = MR(b.pd, MR_SIZE, ACCESS[name])
+        mrs[name].write(pattern * (MR_SIZE // len(pattern)), MR_SIZE)
+    local = e.IBV_ACCESS_LOCAL_WRITE
+    recv = MR(b.pd, 16 * 2048 * sum(QPS_PER_KIND.values()), local)
+    sink = MR(b.pd, 3 * 4096, local)
+
+    qps = []
+    for kind, n in QPS_PER_KIND.items():
+        for i in range(n):
+            qps.append((kind, b.qp(kind, max_send_wr=8, max_recv_wr=16)))
+
+    def start(i):
+        kind, qp = qps[i]
+        connect(b, qp, kind)
+        post_recvs(qp, recv, i * 16, 16)
+        if kind == "rc" and i % 2:
+            post_requests(qp, sink)
+
+    for i in range(len(qps)):
+        start(i)
+
+    with open(info + ".tmp", "w") as f:
+        json.dump({
+            "qps": [[kind, qp.qp_num] for kind, qp in qps],
+            "rq_psn": RQ_PSN, "sq_psn": SQ_PSN, "qkey": QKEY,
+            "peer_qpn": PEER_QPN, "size": MR_SIZE,
+            # What the fuzzer may aim at: the rw MR's key stays secret.
+            "mrs": {n: [mrs[n].buf, mrs[n].rkey] for n in ("ro", "none")},
+            "secret": [p.decode() for n, p in PATTERNS.items() if n != "ro"],
+        }, f)
+    os.rename(info + ".tmp", info)
+
+    wcs = {}
+
+    def drain():
+        while True:
+            n, polled = b.cq.poll(64)
+            for wc in polled:
+                wcs[str(wc.status)] = wcs.get(str(wc.status), 0) + 1
+            if not n:
+                return
+
+    revived, rnd = 0, 1
+    deadline = time.monotonic() + 900
+    while not os.path.exists(go) and time.monotonic() < deadline:
+        if not os.path.exists(f"{info}.revive.{rnd}"):
+            time.sleep(0.2)
+            continue
+        for i, (kind, qp) in enumerate(qps):
+            if state(qp) == e.IBV_QPS_ERR:
+                qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+                drain()
+                start(i)
+                revived += 1
+        drain()
+        open(f"{info}.ready.{rnd}", "w").close()
+        rnd += 1
+    drain()
+    states = {}
+    for kind, qp in qps:
+        try:
+            s = str(state(qp))
+        except PyverbsRDMAError as ex:
+            s = f"errno {ex.error_code}"
+        states[s] = states.get(s, 0) + 1
+    intact = {n: mrs[n].read(MR_SIZE, 0) == p * (MR_SIZE // len(p))
+              for n, p in PATTERNS.items()}
+    print(json.dumps({"go": os.path.exists(go), "intact": intact, "revived": revived,
+                      "states": states, "wcs": wcs}))
+
+
+if __name__ == "__main__":
+    main()
