@@ -31,10 +31,11 @@ test fails with all of them.
 
 Pick with -k: test_rc_write_bw, test_uc_send_lat, test_rc_atomic_bw, ...
 PERFTEST_ENV=v6-9000-loop (comma-separated; v4|v6, 1500|9000, link|loop)
-limits a run to some environments. `make perftest-full` (PERFTEST_FULL=1)
-runs every combination with -a and perftest's default iterations
-instead: hours under TCG; run it before calling the transport done. Each
-run's output is in the run's log directory, under perftest/.
+limits a run to some environments. `make perftest-full` (PERFTEST_FULL=1,
+PERFTEST_ITERS=100) runs every combination with -a and 100 iterations
+instead: about two hours under TCG; run it before calling the transport
+done. PERFTEST_ITERS=default leaves the count to perftest. Each run's
+output is in the run's log directory, under perftest/.
 
 The first test, test_smoke, moves 64 KiB with RC writes: if it cannot,
 the later tests fail at once with its reason instead of each waiting for
@@ -52,8 +53,15 @@ import perftest as pt  # noqa: E402
 
 FULL = os.environ.get("PERFTEST_FULL", "") not in ("", "0")
 ITERS = None if FULL else 5
-if os.environ.get("PERFTEST_ITERS"):
-    ITERS = int(os.environ["PERFTEST_ITERS"])
+# PERFTEST_ITERS=N runs N iterations of each size; "default" leaves the
+# count to perftest (5000 for bandwidth, 1000 for latency).
+_iters = os.environ.get("PERFTEST_ITERS", "")
+if _iters == "default":
+    ITERS = None
+elif _iters:
+    if not _iters.isdigit() or not 5 <= int(_iters) <= 1000000:
+        sys.exit(f"PERFTEST_ITERS={_iters!r}: give a count of 5 or more, or 'default'")
+    ITERS = int(_iters)
 
 # (program, connection), in the order the tests run.
 COMBOS = [(p, c) for p in ("ib_send_bw", "ib_write_bw", "ib_read_bw",
