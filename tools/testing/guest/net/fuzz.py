@@ -21,7 +21,9 @@ MRs' keys at their edges and beyond, lengths from zero past the MTU, pads
 that lie, AETH syndromes of every class, Q_Keys right and wrong, and runs
 of first/middle/last packets. One in ten then has a random byte of its
 headers changed. Before them, each RC QP gets a valid read of the
-read-only MR and duplicates of it aimed at the MR that may not be read. The ICRC is always right, so every frame reaches the
+read-only MR and duplicates of it aimed at the MR that may not be read,
+and each outstanding read of the target's gets responses at its PSN that
+carry more than it asked for. The ICRC is always right, so every frame reaches the
 transport. Standard library only.
 """
 import json
@@ -160,6 +162,29 @@ class Fuzzer:
             yield self.read(qpn, psn, none[0] + r.randrange(64), none[1], n)
             yield self.read(qpn, psn, none[0], ro[1], n)
 
+    def responses(self, qpn, psn, n):
+        """Read responses at the PSN of the QP's outstanding read of n
+        bytes that carry more than n bytes, fewer, or more than the path
+        MTU in a packet: none of it may land past the read's buffer."""
+        r = self.rnd
+        m = self.mtu
+        aeth = struct.pack("!I", 0x1f << 24)
+        full = -(-n // m)
+        shapes = [
+            [0x0d] + [0x0e] * (full - 2) + [0x0f],             # n rounded up to MTUs
+            [0x0d] + [0x0e] * (full - 1) + [0x0f],             # one packet too many
+            [0x10],                                             # one packet: too short
+            [0x0d] + [0x0e] * (full + 2),                       # middles past the end
+        ]
+        ops = r.choice(shapes)
+        for i, op in enumerate(ops):
+            size = m + (4 if r.random() < 0.2 else 0)
+            payload = bytes(r.getrandbits(8) for _ in range(size))
+            hdr = aeth if op in (0x0d, 0x0f, 0x10) else b""
+            pad = -size & 3
+            yield roce.bth(op, qpn, (psn + i) & 0xFFFFFF, pad=pad) + hdr + \
+                payload + b"\0" * pad
+
     @staticmethod
     def read(qpn, psn, va, rkey, n):
         return roce.bth(0x0c, qpn, psn, ack_req=True) + struct.pack("!QII", va, rkey, n)
@@ -173,6 +198,9 @@ class Fuzzer:
             if kind == "rc":
                 for t in self.prelude(qpn):
                     yield kind, t
+        for qpn, psn, n in self.info["reads"]:
+            for t in self.responses(qpn, psn, n):
+                yield "rc", t
         while True:
             kind, qpn = r.choice(qps)
             if kind in RUNS and r.random() < 0.15:

@@ -41,6 +41,12 @@ QPS_PER_KIND = {"rc": 8, "uc": 2, "ud": 2}
 # Patterns the fuzzer must never see again (no remote read on these MRs)
 # and the one it may (the read-only MR).
 PATTERNS = {"ro": b"sroce-RO", "none": b"sroce-NO", "rw": b"sroce-RW"}
+# The RC requests' buffers: a send and a write from slots 0 and 1, a read
+# into slot 2, REQ_LEN bytes each; nothing past a read's SGE may change.
+SINK_SLOT = 4096
+REQ_LEN = 3000
+SINK_PATTERN = b"sroce-SK"
+PATH_MTU = 1024     # qp.py's RTR path MTU
 ACCESS = {
     "ro": e.IBV_ACCESS_REMOTE_READ,
     "none": e.IBV_ACCESS_LOCAL_WRITE,
@@ -80,7 +86,7 @@ def post_requests(qp, sink):
     flags = e.IBV_SEND_SIGNALED
     for i, op in enumerate((e.IBV_WR_SEND, e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_READ)):
         wr = SendWR(wr_id=1000 + i, opcode=op, num_sge=1, send_flags=flags,
-                    sg=[SGE(sink.buf + i * 4096, 3000, sink.lkey)])
+                    sg=[SGE(sink.buf + i * SINK_SLOT, REQ_LEN, sink.lkey)])
         if op != e.IBV_WR_SEND:
             wr.set_wr_rdma(0x1234, 0x10000)
         qp.post_send(wr)
@@ -95,7 +101,8 @@ def main():
         mrs[name].write(pattern * (MR_SIZE // len(pattern)), MR_SIZE)
     local = e.IBV_ACCESS_LOCAL_WRITE
     recv = MR(b.pd, 16 * 2048 * sum(QPS_PER_KIND.values()), local)
-    sink = MR(b.pd, 3 * 4096, local)
+    sink = MR(b.pd, 3 * SINK_SLOT, local)
+    sink.write(SINK_PATTERN * (3 * SINK_SLOT // len(SINK_PATTERN)), 3 * SINK_SLOT)
 
     qps = []
     for kind, n in QPS_PER_KIND.items():
@@ -120,6 +127,10 @@ def main():
             # What the fuzzer may aim at: the rw MR's key stays secret.
             "mrs": {n: [mrs[n].buf, mrs[n].rkey] for n in ("ro", "none")},
             "secret": [p.decode() for n, p in PATTERNS.items() if n != "ro"],
+            # RC QPs with a read outstanding: [QPN, the read's PSN, length].
+            "reads": [[qp.qp_num, (SQ_PSN + 2 * -(-REQ_LEN // PATH_MTU)) & 0xFFFFFF,
+                       REQ_LEN] for i, (kind, qp) in enumerate(qps)
+                      if kind == "rc" and i % 2],
         }, f)
     os.rename(info + ".tmp", info)
 
@@ -158,6 +169,11 @@ def main():
         states[s] = states.get(s, 0) + 1
     intact = {n: mrs[n].read(MR_SIZE, 0) == p * (MR_SIZE // len(p))
               for n, p in PATTERNS.items()}
+    # The sink, but for where reads may land.
+    want = SINK_PATTERN * (3 * SINK_SLOT // len(SINK_PATTERN))
+    got = bytearray(sink.read(3 * SINK_SLOT, 0))
+    got[2 * SINK_SLOT:2 * SINK_SLOT + REQ_LEN] = want[2 * SINK_SLOT:2 * SINK_SLOT + REQ_LEN]
+    intact["sink"] = bytes(got) == want
     print(json.dumps({"go": os.path.exists(go), "intact": intact, "revived": revived,
                       "states": states, "wcs": wcs}))
 
