@@ -26,7 +26,11 @@ from kmsg_gate import offending  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(TOP, "build")
-GUEST_DIR = os.path.join(BUILD, "guest")
+# The guests' kernel and modules: build/guest (Debian 12's stock kernel, see
+# scripts/setup), or the directory under build/ that SROCE_GUEST names
+# (build/guest-6.12, see scripts/guest-6.12).
+GUEST_NAME = os.environ.get("SROCE_GUEST") or "guest"
+GUEST_DIR = os.path.join(BUILD, GUEST_NAME)
 QEMU = "qemu-system-x86_64"
 PORT_NAME = "org.sroce.ctl"
 # Requests are answered by the agent within their own timeout; past this extra
@@ -154,8 +158,9 @@ def guest_abi():
 
 def prepare_modules(top=TOP, log=print):
     """Build build/guest/modules/lib/modules/<abi>: the stock guest modules
-    (hard links, so it costs no space) plus extra/sroce.ko from the repo top,
-    depmod'ed here so the guest's modprobe and request_module() find sroce."""
+    (hard links, so it costs no space) plus extra/sroce.ko from the repo top
+    (or from the path in GUEST_DIR/ko, for another kernel), depmod'ed here
+    so the guest's modprobe and request_module() find sroce."""
     abi = guest_abi()
     src = os.path.join(GUEST_DIR, "kernel", "lib", "modules", abi)
     base = os.path.join(GUEST_DIR, "modules")
@@ -172,6 +177,9 @@ def prepare_modules(top=TOP, log=print):
     extra = os.path.join(dst, "extra")
     os.makedirs(extra, exist_ok=True)
     ko = os.path.join(top, "sroce.ko")
+    if os.path.exists(os.path.join(GUEST_DIR, "ko")):
+        with open(os.path.join(GUEST_DIR, "ko")) as f:
+            ko = os.path.join(top, f.read().strip())
     target = os.path.join(extra, "sroce.ko")
     if os.path.exists(target):
         os.unlink(target)
@@ -227,7 +235,8 @@ class Guest:
 
     def qemu_cmdline(self):
         abi = guest_abi()
-        append = ["console=ttyS0", "panic=-1", f"benchtop={self.top}", f"benchrole={self.name}"]
+        append = ["console=ttyS0", "panic=-1", f"benchtop={self.top}", f"benchrole={self.name}",
+                  f"benchguest={GUEST_NAME}"]
         stream = (f"stream,id=n0,server={'on' if self.link_server else 'off'},"
                   f"addr.type=unix,addr.path={self.link}")
         return [

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Build build/guest/initramfs.cpio.gz: busybox-static, the guest's /init and
-the few kernel modules needed to reach the host's / over virtio-9p.
+"""Build build/guest/initramfs.cpio.gz (or build/$SROCE_GUEST's): busybox-static,
+the guest's /init and the few kernel modules needed to reach the host's / over
+virtio-9p.
 
 Rebuilt only when an input changes (kernel ABI, busybox, init script, module
 files): a digest of the inputs is stored next to the archive.
@@ -14,7 +15,7 @@ import sys
 import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GUEST = os.path.join(TOP, "build", "guest")
+GUEST = os.path.join(TOP, "build", os.environ.get("SROCE_GUEST") or "guest")
 KDIR = os.path.join(GUEST, "kernel")
 OUT = os.path.join(GUEST, "initramfs.cpio.gz")
 INIT = os.path.join(TOP, "scripts", "guest", "init")
