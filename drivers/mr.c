@@ -160,11 +160,12 @@ int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
  * @access: IB_ACCESS_* flags of a registration
  *
  * The core has already refused unknown bits and, as sroce does not offer
- * on-demand paging, IB_ACCESS_ON_DEMAND (-EINVAL). Bits in the optional
- * range are hints the ABI lets a driver ignore (relaxed ordering is the
- * only one defined, and means nothing to a CPU copy). Anything else sroce
- * does not implement (zero-based or huge-page MRs) is
- * refused the way EFA refuses what its hardware lacks.
+ * on-demand paging, IB_ACCESS_ON_DEMAND (-EINVAL before Linux 6.2,
+ * -EOPNOTSUPP since). Bits in the optional range are hints the ABI lets a
+ * driver ignore (relaxed ordering is the only one defined, and means
+ * nothing to a CPU copy). Anything else sroce does not implement
+ * (zero-based or huge-page MRs, and since 6.2 the flush rights) is refused
+ * the way EFA refuses what its hardware lacks.
  *
  * Return: 0 or -EOPNOTSUPP.
  */

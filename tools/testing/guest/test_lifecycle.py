@@ -84,7 +84,7 @@ def test_modinfo(bench):
     assert "rdma-link-sroce" in fields["alias"], fields
     assert fields["description"][0].startswith("Soft RoCE"), fields
     # ib_uverbs exports ib_umem_get(), which pins user MRs.
-    assert fields["depends"] == ["ib_uverbs,ib_core"], fields
+    assert sorted(fields["depends"][0].split(",")) == ["ib_core", "ib_uverbs"], fields
     assert fields["name"] == ["sroce"], fields
     # Every parameter is documented: "name:description (type)".
     for parm in fields.get("parm", []):
