@@ -43,11 +43,13 @@ def addr(g, ip):
     return g.ip if ip == "v4" else g.ip6
 
 
-def wait_cm_listen(g, job, timeout=30):
-    """rdma_cm servers listen on no TCP port: their cm_id shows LISTEN."""
+def wait_cm_listen(g, job, timeout=30, port=None):
+    """rdma_cm servers listen on no TCP port: their cm_id shows LISTEN (on
+    port, if given, so that no other server's ID can stand in for it)."""
+    want = "state LISTEN " + (f".* src-addr [^ ]*:{port}( |$)" if port else "")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if g.run("rdma res show cm_id | grep -q 'state LISTEN'", check=False).ok:
+        if g.run(f"rdma res show cm_id | grep -qE '{want}'", check=False).ok:
             return
         try:
             res = job.wait(0, check=False)
@@ -60,10 +62,10 @@ def wait_cm_listen(g, job, timeout=30):
     raise AssertionError(f"server not listening within {timeout}s: {job.cmd}")
 
 
-def pair(bench, server_cmd, client_cmd, timeout=RUN_TIMEOUT, ready=None):
+def pair(bench, server_cmd, client_cmd, timeout=RUN_TIMEOUT, ready=None, port=None):
     """Server on B, then client on A; both results, both must exit 0.
     ready: a shell test on B that says the server is ready (default: its
-    rdma_cm ID listens)."""
+    rdma_cm ID listens, on port if given)."""
     a, b = bench.a, bench.b
     job = b.spawn(f"exec timeout {timeout} {server_cmd}", timeout=timeout + 30)
     srv = None
@@ -71,7 +73,7 @@ def pair(bench, server_cmd, client_cmd, timeout=RUN_TIMEOUT, ready=None):
         if ready:
             b.wait_for(ready, timeout=30)
         else:
-            wait_cm_listen(b, job)
+            wait_cm_listen(b, job, port=port)
         cli = a.run(f"timeout {timeout} {client_cmd}", timeout=timeout + 30, check=False)
         try:
             srv = job.wait(30 if cli.ok else 5, check=False)
@@ -104,7 +106,7 @@ def rping(bench, ip, count):
     a, b = bench.a, bench.b
     port = pt.next_port(7000)
     srv, cli, text = pair(bench, f"rping -s -a {addr(b, ip)} -p {port} -v -V -C {count}",
-                          f"rping -c -a {addr(b, ip)} -p {port} -v -V -C {count}")
+                          f"rping -c -a {addr(b, ip)} -p {port} -v -V -C {count}", port=port)
     for side, res in (("client", cli), ("server", srv)):
         pings = re.findall(r"ping data: rdma-ping-(\d+): ", res.out)
         assert [int(p) for p in pings] == list(range(count)), \
@@ -176,7 +178,7 @@ def perftest_cm(bench, program, ip, extra=""):
     a, b = bench.a, bench.b
     port = pt.next_port(18700)
     base = f"{program} -R -d sroce0 -n 200 -p {port} {extra}"
-    srv, cli, text = pair(bench, base, f"{base} {addr(b, ip)}")
+    srv, cli, text = pair(bench, base, f"{base} {addr(b, ip)}", port=port)
     parsed = pt.parse(cli.out + cli.err)
     problems = pt.check(program, parsed, None, 200, "RC", side="client")
     assert parsed["rows"], f"client printed no results\n{text[-3000:]}"
@@ -209,7 +211,7 @@ def test_connection_churn(bench):
     tool = f"{bench.top}/build/tools/sroce-cmchurn"
     port = pt.next_port(7500)
     srv, cli, text = pair(bench, f"{tool} -s -b {b.ip} -p {port} -n {CHURN}",
-                          f"{tool} -c {b.ip} -p {port} -n {CHURN}", timeout=900)
+                          f"{tool} -c {b.ip} -p {port} -n {CHURN}", timeout=900, port=port)
     assert f"cycles {CHURN}" in cli.out and f"cycles {CHURN}" in srv.out, text[-3000:]
     for g in (a, b):
         # The processes are gone; the kernel may still be tearing down.
@@ -265,5 +267,5 @@ def test_hostile_mads_dropped_and_counted(bench):
     tool = f"{bench.top}/build/tools/sroce-cmchurn"
     port = pt.next_port(7600)
     srv, cli, text = pair(bench, f"{tool} -s -b {b.ip} -p {port} -n 20",
-                          f"{tool} -c {b.ip} -p {port} -n 20")
+                          f"{tool} -c {b.ip} -p {port} -n 20", port=port)
     assert "cycles 20" in cli.out, text
