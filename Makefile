@@ -67,11 +67,13 @@ perftest: module provider
 		$(TOP)/tools/testing/guest/test_perftest.py
 
 # Every perftest program x connection x IP version x MTU x link/loopback,
-# all sizes, 100 iterations of each: about two hours under TCG
-# (docs/BENCH.md). PERFTEST_ITERS=default gives perftest's own counts
+# all sizes, 100 iterations of each size for bandwidth and 20 round trips
+# for latency: about two hours under TCG (docs/BENCH.md). "default" for
+# PERFTEST_ITERS and PERFTEST_LAT_ITERS gives perftest's own counts
 # (5000/1000: days). Run it before calling the transport done.
 perftest-full: module provider
 	PERFTEST_FULL=1 PERFTEST_ITERS=$${PERFTEST_ITERS:-100} \
+		PERFTEST_LAT_ITERS=$${PERFTEST_LAT_ITERS:-20} \
 		/usr/bin/python3 $(TOP)/scripts/bench/run.py --driver $(DRIVER) \
 		$(TOP)/tools/testing/guest/test_perftest.py
 

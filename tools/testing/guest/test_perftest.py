@@ -32,10 +32,11 @@ test fails with all of them.
 Pick with -k: test_rc_write_bw, test_uc_send_lat, test_rc_atomic_bw, ...
 PERFTEST_ENV=v6-9000-loop (comma-separated; v4|v6, 1500|9000, link|loop)
 limits a run to some environments. `make perftest-full` (PERFTEST_FULL=1,
-PERFTEST_ITERS=100) runs every combination with -a and 100 iterations
+PERFTEST_ITERS=100, PERFTEST_LAT_ITERS=20) runs every combination with -a,
+100 iterations of the bandwidth programs and 20 of the latency programs
 instead: about two hours under TCG; run it before calling the transport
-done. PERFTEST_ITERS=default leaves the count to perftest. Each run's
-output is in the run's log directory, under perftest/.
+done. "default" for either leaves the count to perftest. Each run's output
+is in the run's log directory, under perftest/.
 
 The first test, test_smoke, moves 64 KiB with RC writes: if it cannot,
 the later tests fail at once with its reason instead of each waiting for
@@ -53,15 +54,27 @@ import perftest as pt  # noqa: E402
 
 FULL = os.environ.get("PERFTEST_FULL", "") not in ("", "0")
 ITERS = None if FULL else 5
-# PERFTEST_ITERS=N runs N iterations of each size; "default" leaves the
-# count to perftest (5000 for bandwidth, 1000 for latency).
-_iters = os.environ.get("PERFTEST_ITERS", "")
-if _iters == "default":
-    ITERS = None
-elif _iters:
-    if not _iters.isdigit() or not 5 <= int(_iters) <= 1000000:
-        sys.exit(f"PERFTEST_ITERS={_iters!r}: give a count of 5 or more, or 'default'")
-    ITERS = int(_iters)
+
+
+def _iters(name, default):
+    """PERFTEST_ITERS=N (or PERFTEST_LAT_ITERS=N for the latency programs)
+    runs N iterations of each size; "default" leaves the count to perftest
+    (5000 for bandwidth, 1000 for latency)."""
+    v = os.environ.get(name, "")
+    if v == "default":
+        return None
+    if not v:
+        return default
+    if not v.isdigit() or not 5 <= int(v) <= 1000000:
+        sys.exit(f"{name}={v!r}: give a count of 5 or more, or 'default'")
+    return int(v)
+
+
+ITERS = _iters("PERFTEST_ITERS", ITERS)
+# A latency iteration is a round trip of every size: the full matrix runs
+# them fewer times.
+LAT_ITERS = _iters("PERFTEST_LAT_ITERS", ITERS)
+AUTO = object()    # Setup.run's iterations: ITERS or LAT_ITERS by program
 
 # (program, connection), in the order the tests run.
 COMBOS = [(p, c) for p in ("ib_send_bw", "ib_write_bw", "ib_read_bw",
@@ -143,8 +156,10 @@ class Setup:
                 g.run(f"ip link set {g.netdev} mtu {mtu}")
             self.mtu = mtu
 
-    def run(self, program, connection, env, size, op=None, label="", iters=ITERS):
+    def run(self, program, connection, env, size, op=None, label="", iters=AUTO):
         """One perftest run in env; returns (Run, problems)."""
+        if iters is AUTO:
+            iters = LAT_ITERS if pt.kind(program) == "lat" else ITERS
         ip, mtu, where = env
         self.set_mtu(mtu)
         a, b = self.bench.a, self.bench.b
