@@ -68,7 +68,7 @@ perftest: module provider
 
 # Every perftest program x connection x IP version x MTU x link/loopback,
 # all sizes, 100 iterations of each size for bandwidth and 20 round trips
-# for latency: about two hours under TCG (docs/BENCH.md). "default" for
+# for latency: about 80 minutes under TCG (docs/BENCH.md). "default" for
 # PERFTEST_ITERS and PERFTEST_LAT_ITERS gives perftest's own counts
 # (5000/1000: days). Run it before calling the transport done.
 perftest-full: module provider

@@ -34,7 +34,7 @@ PERFTEST_ENV=v6-9000-loop (comma-separated; v4|v6, 1500|9000, link|loop)
 limits a run to some environments. `make perftest-full` (PERFTEST_FULL=1,
 PERFTEST_ITERS=100, PERFTEST_LAT_ITERS=20) runs every combination with -a,
 100 iterations of the bandwidth programs and 20 of the latency programs
-instead: about two hours under TCG; run it before calling the transport
+instead: about 80 minutes under TCG; run it before calling the transport
 done. "default" for either leaves the count to perftest. Each run's output
 is in the run's log directory, under perftest/.
 
