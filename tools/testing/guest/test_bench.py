@@ -1,11 +1,10 @@
-"""Checks of the two-guest bench itself (scripts/bench). Run with
-/usr/bin/python3 scripts/bench/run.py tools/testing/guest/test_bench.py"""
+"""Checks of the two-guest bench itself (tools/testing/bench). Run with
+/usr/bin/python3 -m pytest tools/testing/guest/test_bench.py"""
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "..", "scripts", "bench"))
-from kmsg_gate import offending  # noqa: E402
+import pytest
+
+from tools.testing.bench.kmsg_gate import offending
 
 TIMEOUT = 120
 
@@ -68,5 +67,5 @@ def test_kmsg_gate_catches_planted_error(bench):
 
 def test_sroce_module_loads(bench):
     if not os.path.exists(os.path.join(bench.top, "sroce.ko")):
-        raise bench.Skip("sroce.ko not built")
+        pytest.skip("sroce.ko not built")
     bench.a.run("modprobe sroce && grep -q '^sroce ' /proc/modules")

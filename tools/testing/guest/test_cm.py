@@ -14,21 +14,18 @@ Then: 500 rdma_cm connect/disconnect cycles with a checked message each
 and hostile datagrams for QP1 (wrong Q_Key, P_Key, length, ICRC,
 truncated), each dropped and counted, after which QP1 still works.
 """
-import os
 import re
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "..", "scripts", "bench"))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "net"))
-import perftest as pt  # noqa: E402
-import roce  # noqa: E402
+import pytest
+
+from tools.testing.bench.lib import perftest as pt
+from tools.testing.bench.lib import roce
+from tools.testing.bench.lib.rdma import counters, res_counts
 
 TIMEOUT = 600
 RUN_TIMEOUT = 120
 CHURN = 500
-RES_KINDS = ("pd", "cq", "qp", "cm_id", "mr", "ctx")
 
 
 def cm_setup(bench):
@@ -88,18 +85,6 @@ def pair(bench, server_cmd, client_cmd, timeout=RUN_TIMEOUT, ready=None, port=No
     return srv, cli, text
 
 
-def res_counts(g, dev):
-    """rdma restrack's object counts for the device."""
-    out = g.run(f"rdma res show {dev}").out
-    return {k: int(v) for k, v in re.findall(r"\b(\w+) (\d+)", out) if k in RES_KINDS}
-
-
-def counters(g, dev):
-    words = g.run(f"rdma statistic show link {dev}/1").out.split()
-    return {words[i]: int(words[i + 1]) for i in range(len(words) - 1)
-            if words[i + 1].isdigit() and words[i].islower()}
-
-
 # ---- the programs -----------------------------------------------------------
 
 def rping(bench, ip, count):
@@ -115,14 +100,14 @@ def rping(bench, ip, count):
         assert "data mismatch" not in res.out + res.err, f"{side}: data mismatch\n{text[-3000:]}"
 
 
+@pytest.mark.sroce("checks QP1 and rdma_cm over sroce")
 def test_rping_v4(bench):
-    bench.only("sroce", "checks QP1 and rdma_cm over sroce")
     cm_setup(bench)
     rping(bench, "v4", 1000)
 
 
+@pytest.mark.sroce("checks QP1 and rdma_cm over sroce")
 def test_rping_v6(bench):
-    bench.only("sroce", "checks QP1 and rdma_cm over sroce")
     cm_setup(bench)
     rping(bench, "v6", 1000)
 
@@ -136,25 +121,25 @@ def cmatose(bench, program, ip, count=20):
             f"{side} did not complete its transfers\n{text[-3000:]}"
 
 
+@pytest.mark.sroce("checks QP1 and rdma_cm over sroce")
 def test_ucmatose(bench):
-    bench.only("sroce", "checks QP1 and rdma_cm over sroce")
     cm_setup(bench)
     for ip in ("v4", "v6"):
         cmatose(bench, "ucmatose", ip)
 
 
+@pytest.mark.sroce("checks QP1 and rdma_cm over sroce")
 def test_udaddy(bench):
-    bench.only("sroce", "checks QP1 and rdma_cm over sroce")
     cm_setup(bench)
     for ip in ("v4", "v6"):
         cmatose(bench, "udaddy", ip)
 
 
+@pytest.mark.sroce("checks multicast over sroce")
 def test_mckey(bench):
     """A sender on A, a receiver on B, one IPv4 group; every datagram must
     arrive. (rdma_cm in 6.1 refuses RoCEv2 multicast over IPv6 with
     -ENOTSUPP in cma_iboe_join_multicast(), for every device.)"""
-    bench.only("sroce", "checks multicast over sroce")
     dev = cm_setup(bench)
     a, b = bench.a, bench.b
     count = 50
@@ -188,12 +173,12 @@ def perftest_cm(bench, program, ip, extra=""):
     assert not problems, f"{problems}\n{text[-3000:]}"
 
 
+@pytest.mark.sroce("checks QP1 and rdma_cm over sroce")
 def test_perftest_rdma_cm(bench):
     """IPv4 only: perftest 4.5 resolves the server's name for rdma_cm with
     AF_INET hints ("Address family for hostname not supported" for an
     IPv6 address, -x or --ipv6 notwithstanding). rping, ucmatose and
     udaddy cover rdma_cm over IPv6."""
-    bench.only("sroce", "checks QP1 and rdma_cm over sroce")
     cm_setup(bench)
     for program in ("ib_send_bw", "ib_read_lat", "ib_write_bw"):
         perftest_cm(bench, program, "v4")
@@ -201,10 +186,10 @@ def test_perftest_rdma_cm(bench):
 
 # ---- churn ---------------------------------------------------------------------
 
+@pytest.mark.sroce("checks QP1 and rdma_cm over sroce")
 def test_connection_churn(bench):
     """500 connect/send/disconnect cycles; then every restrack count is back,
     and the device and module go away (nothing holds them)."""
-    bench.only("sroce", "checks QP1 and rdma_cm over sroce")
     dev = cm_setup(bench)
     a, b = bench.a, bench.b
     start = {g.name: res_counts(g, dev[g.name]) for g in (a, b)}
@@ -240,8 +225,8 @@ def ud_frame(bench, qkey=0x80010000, pkey=0xFFFF, payload=MAD, dqpn=1, cut=0,
     return roce.frame(t, a.mac, b.mac, b.ip, a.ip, fix_icrc=fix_icrc)
 
 
+@pytest.mark.sroce("exercises sroce's QP1")
 def test_hostile_mads_dropped_and_counted(bench):
-    bench.only("sroce", "exercises sroce's QP1")
     dev = cm_setup(bench)
     a, b = bench.a, bench.b
     cases = [
@@ -252,7 +237,7 @@ def test_hostile_mads_dropped_and_counted(bench):
         ("short MAD", ud_frame(bench, payload=MAD[:100]), "rx_bad_mad"),
         ("oversized MAD", ud_frame(bench, payload=MAD + bytes(256)), "rx_bad_mad"),
     ]
-    tool = f"{bench.top}/tools/testing/guest/net/roce.py"
+    tool = f"{bench.top}/tools/testing/bench/lib/roce.py"
     for what, frame, counter in cases:
         before = counters(a, dev["a"])
         b.run(f"/usr/bin/python3 {tool} send eth0 {frame.hex()}")

@@ -13,6 +13,8 @@ import errno
 import json
 import os
 
+import pytest
+
 VERBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verbs")
 MAX_CQE = 65535
 
@@ -64,8 +66,8 @@ def minus(have, base):
     return sorted(left)
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_create_sizes_and_errors(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     out = verbs(a, dev, "sizes")
@@ -82,8 +84,8 @@ def test_create_sizes_and_errors(bench):
     }, out
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_resize_up_and_down(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     out = verbs(a, dev, "resize")
@@ -103,9 +105,9 @@ def test_resize_up_and_down(bench):
     }, out
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_completion_channel(bench):
     """CQs on a channel arm both ways without failing or raising events."""
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     out = verbs(a, dev, "channel")
@@ -117,8 +119,8 @@ def test_completion_channel(bench):
     }, out
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_resource_tracking_shows_real_cqe(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     wanted = [1, 5, 100, 4097, MAX_CQE]
@@ -137,9 +139,9 @@ def test_resource_tracking_shows_real_cqe(bench):
     assert rings(a) == base_rings
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_process_exit_frees_cqs(bench):
     """A process that exits holding CQs leaves no CQ and no ring."""
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     base_rings, base_cqs = rings(a), cq_count(a, dev)
@@ -149,8 +151,8 @@ def test_process_exit_frees_cqs(bench):
     assert rings(a) == base_rings
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_ten_thousand_create_destroy(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     start, base_rings = cq_count(a, dev), rings(a)
@@ -164,11 +166,11 @@ def test_ten_thousand_create_destroy(bench):
 test_ten_thousand_create_destroy.TIMEOUT = 1000
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_completion_events_from_flushes(bench):
     """Completions raise channel events only as the CQ was armed: none
     for a solicited-only arm, one for a next-completion arm, none once
     that arm is used up. Flushed receives are the completions."""
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a, "sroce0")
     out = json.loads(a.run(f"/usr/bin/python3 {VERBS}/cq_events.py {dev}",

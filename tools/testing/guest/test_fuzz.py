@@ -26,15 +26,13 @@ and every object is released (the bench unloads the module after each
 test and fails if it cannot).
 """
 import json
-import os
 import socket
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from test_cm import counters, res_counts  # noqa: E402
-from test_pingpong import pingpong  # noqa: E402
+import pytest
+
+from tools.testing.bench.lib.pingpong import pingpong
+from tools.testing.bench.lib.rdma import counters, res_counts
 
 TIMEOUT = 900
 SROCE_ONLY = "aims at sroce's transport"
@@ -51,8 +49,8 @@ def long_gid(ip):
     return ":".join(raw[i:i + 2].hex() for i in range(0, 16, 2))
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_hostile_transport(bench):
-    bench.only("sroce", SROCE_ONLY)
     a, b = bench.a, bench.b
     dev = bench.attach(a)
     idx = a.gid_index(dev)
@@ -63,14 +61,14 @@ def test_hostile_transport(bench):
 
     info, go = "/tmp/fuzz.info", "/tmp/fuzz.go"
     a.run(f"rm -f {info}* {go}")
-    target = a.spawn(f"exec /usr/bin/python3 {HERE}/verbs/target.py {dev} {idx} "
+    target = a.spawn(f"exec /usr/bin/python3 -m tools.testing.guest.verbs.target {dev} {idx} "
                      f"{long_gid(b.ip)} {info} {go}", timeout=TIMEOUT)
     a.wait_for(f"test -e {info}", timeout=120)
     inf = json.loads(a.run(f"cat {info}").out)
 
     ready, stop = "/tmp/watch.ready", "/tmp/watch.stop"
     b.run(f"rm -f {ready} {stop}")
-    tool = f"/usr/bin/python3 {HERE}/net/fuzz.py"
+    tool = "/usr/bin/python3 -m tools.testing.guest.net.fuzz"
     watch = b.spawn(f"exec {tool} watch eth0 {ready} {stop} " + " ".join(inf["secret"]),
                     timeout=TIMEOUT)
     b.wait_for(f"test -e {ready}", timeout=60)

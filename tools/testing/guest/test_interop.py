@@ -25,8 +25,9 @@ differences are printed, and a difference docs/INTEROP.md does not
 explain fails). The pcaps and a JSON summary are kept in the run's log
 directory, under interop/.
 
-The last test prints the table test x direction x result; a row rxe 6.1
-cannot do is SKIPPED with rxe's limitation as the reason.
+Every row goes to the table test x direction x result that the run prints
+at its end (lib/report.py); a row rxe 6.1 cannot do is SKIPPED there with
+rxe's limitation as the reason.
 """
 import base64
 import json
@@ -34,13 +35,15 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "..", "scripts", "bench"))
-import perftest as pt  # noqa: E402
-from roce_sniff import EXT  # noqa: E402
+import pytest
 
+from tools.testing.bench.lib import perftest as pt
+from tools.testing.bench.lib import report
+from tools.testing.bench.lib.roce_sniff import EXT
+
+pytestmark = pytest.mark.sroce("interop pairs sroce with rdma_rxe: nothing to pair "
+                              "when both guests run rxe")
 TIMEOUT = 240
 DEV = "roce0"
 ITERS = 5
@@ -53,8 +56,9 @@ INTEGRITY = "build/tools/sroce-integrity"
 TOOL_TIMEOUT = 150
 # (name, client guest, server guest): A runs sroce, B rdma_rxe.
 DIRS = (("sroce->rxe", "a", "b"), ("rxe->sroce", "b", "a"))
-# Every row: (test, direction, PASS/FAIL/SKIPPED, detail).
-RESULTS = []
+# The table every row goes to (lib/report.py), printed at the end of the run.
+TABLE = "interop: test x direction"
+COLUMNS = ("test", "direction", "result", "detail")
 
 # rdma_rxe 6.1 completes a Fetch&Add or Compare&Swap whose response was
 # retried without writing the fetched value (see test_integrity.py), so
@@ -67,8 +71,6 @@ class Pair:
     """sroce on A, rxe on B, both named roce0; GID indexes looked up once."""
 
     def __init__(self, bench):
-        bench.only("sroce", "interop pairs sroce with rdma_rxe: nothing to pair "
-                            "when both guests run rxe")
         self.bench = bench
         bench.attach(bench.a, DEV, driver="sroce")
         bench.attach(bench.b, DEV, driver="rxe")
@@ -96,14 +98,14 @@ class Pair:
 def record(test, direction, problems, ok_detail, skip=None):
     """One row of the table; returns the problems (empty when it passed)."""
     if skip:
-        RESULTS.append((test, direction, "SKIPPED", skip))
+        report.add(TABLE, COLUMNS, (test, direction, "SKIPPED", skip))
         print(f"  skip {test} {direction}: {skip}", flush=True)
         return []
     if problems:
-        RESULTS.append((test, direction, "FAIL", pt.headline(problems)))
+        report.add(TABLE, COLUMNS, (test, direction, "FAIL", pt.headline(problems)))
         print(f"  FAIL {test} {direction}: {pt.headline(problems)}", flush=True)
     else:
-        RESULTS.append((test, direction, "PASS", ok_detail))
+        report.add(TABLE, COLUMNS, (test, direction, "PASS", ok_detail))
         print(f"  ok   {test} {direction}: {ok_detail}", flush=True)
     return problems
 
@@ -541,16 +543,16 @@ def test_wire_capture(bench):
         capture_stop(guests, jobs)
     finish(failures)
     ips = {bench.a.ip: "sroce", bench.b.ip: "rxe"}
-    report = {}
+    capture = {}
     problems = []
     for g in guests:
         dest = os.path.join(p.logdir, f"{g.name}.pcap")
         fetch(g, PCAP, dest)
         probs, seen = wire_problems(dest, ips)
         problems += [f"{g.name}.pcap: {x}" for x in probs]
-        report[g.name] = seen
+        capture[g.name] = seen
     # The same frames seen from both ends: compare what each sender chose.
-    seen = report["a"]
+    seen = capture["a"]
     diffs = {}
     if "sroce" in seen and "rxe" in seen:
         for k in ("ip.ttl", "ip.dsfield", "ip.flags.df", "ip.id", "udp.srcport (RC/UC)",
@@ -559,9 +561,9 @@ def test_wire_capture(bench):
                   "infiniband.bth.m"):
             if seen["sroce"][k] != seen["rxe"][k]:
                 diffs[k] = {"sroce": seen["sroce"][k], "rxe": seen["rxe"][k]}
-    report["differences"] = diffs
+    capture["differences"] = diffs
     with open(os.path.join(p.logdir, "wire.json"), "w") as f:
-        json.dump(report, f, indent=1, default=str)
+        json.dump(capture, f, indent=1, default=str)
     for who in ("sroce", "rxe"):
         s = seen.get(who, {})
         print(f"  {who}: {s.get('frames', 0)} frames, opcodes "
@@ -583,14 +585,3 @@ def test_wire_capture(bench):
 
 
 test_wire_capture.TIMEOUT = 6 * (TOOL_TIMEOUT + 30)
-
-
-def test_summary(bench):
-    """The table of every row run above (in this run). A failed row has
-    failed its own test already: this one only reports."""
-    if not RESULTS:
-        raise bench.Skip("no interop row ran")
-    w = max(len(r[0]) for r in RESULTS)
-    lines = [f"  {'test':<{w}}  {'direction':<10}  result   detail"]
-    lines += [f"  {t:<{w}}  {d:<10}  {r:<7}  {x}" for t, d, r, x in RESULTS]
-    print("\n".join(lines), flush=True)

@@ -15,12 +15,9 @@ and takes the target down, and then the sroce devices and the module
 must go away (nothing holds them). Over IPv4, IPv6 with the target on
 kernel SRQs (nvmet-rdma use_srq=1), and IPv4 with 1 % loss on the link.
 """
-import os
-import sys
+import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "..", "scripts", "bench"))
-
+pytestmark = pytest.mark.sroce("runs the kernel's NVMe/RDMA over sroce")
 TIMEOUT = 600
 NQN = "sroce-test"
 
@@ -81,7 +78,6 @@ modprobe -r nvme-rdma
 
 
 def nvme_over_sroce(bench, ip, loss=None, srq=False):
-    bench.only("sroce", "runs the kernel's NVMe/RDMA over sroce")
     a, b = bench.a, bench.b
     dev = {g.name: bench.attach(g) for g in (a, b)}
     addr = b.ip if ip == "v4" else b.ip6

@@ -10,6 +10,8 @@ checked for each of them too.
 import json
 import re
 
+import pytest
+
 SYS = "/sys/class/infiniband"
 
 # The MAC the bench gives guest A's eth0 (52:54:00:77:00:01), as EUI-64.
@@ -73,8 +75,8 @@ def rdma_fails(g, cmd, text):
     assert links(g) == before, f"{cmd!r} changed the links: {links(g)}"
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_modinfo(bench):
-    bench.only("sroce", SROCE_ONLY)
     out = bench.a.run("modinfo sroce").out
     fields = {}
     for line in out.splitlines():
@@ -91,8 +93,8 @@ def test_modinfo(bench):
         assert re.fullmatch(r"\w+:\S.* \(\w+\)", parm), parm
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_add_autoloads_and_delete_removes(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("! grep -q '^sroce ' /proc/modules")
     a.run("rdma link add sroce0 type sroce netdev eth0")
@@ -113,8 +115,8 @@ def test_add_autoloads_and_delete_removes(bench):
     a.run("rmmod sroce")
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_port_reports_roce_v2(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     assert port(a, "sroce0", "link_layer") == "Ethernet"
@@ -132,9 +134,9 @@ def test_port_reports_roce_v2(bench):
     }, g
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_port_follows_netdev(bench):
     """add -> down/up -> MTU change -> addresses come and go -> delete."""
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     wait_port(a, "sroce0", "4: ACTIVE", "5: LinkUp")
@@ -174,9 +176,9 @@ def test_port_follows_netdev(bench):
     assert links(a) == []
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_carrier_loss(bench):
     """Carrier off is a port down, but a physical state of 'polling'."""
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("modprobe dummy numdummies=0 && ip link add d0 type dummy && "
           "ip link set d0 up")
@@ -190,8 +192,8 @@ def test_carrier_loss(bench):
     a.wait_for("! rdma link show sroce1/1", timeout=30)
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_fifty_add_delete_cycles(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("ip link add v0 type veth peer name v1 && ip link set v0 up && "
           "ip link set v1 up")
@@ -211,8 +213,8 @@ def test_fifty_add_delete_cycles(bench):
     a.run("rmmod sroce", timeout=30)
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_rmmod_with_devices_present(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("ip link add v0 type veth peer name v1 && ip link set v0 up")
     bench.attach(a, "sroce0")
@@ -227,8 +229,8 @@ def test_rmmod_with_devices_present(bench):
     assert links(a) == [("sroce0", "eth0")]
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_netdev_removed(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("ip link add v0 type veth peer name v1")
     bench.attach(a, "sroce2", netdev="v0")
@@ -237,8 +239,8 @@ def test_netdev_removed(bench):
     assert links(a) == []
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_nic_module_unloaded(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("modprobe dummy numdummies=0 && ip link add d0 type dummy && "
           "ip link add d1 type dummy")
@@ -250,8 +252,8 @@ def test_nic_module_unloaded(bench):
     a.run("rmmod sroce", timeout=30)
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_bad_input(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     a.run("ip link add v0 type veth peer name v1")
@@ -296,9 +298,9 @@ def test_bad_input(bench):
     assert links(a) == [("sroce0", "eth0")]
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_both_guests(bench):
     """Both guests attach; each sees its own addresses as GIDs."""
-    bench.only("sroce", SROCE_ONLY)
     for g, last in ((bench.a, "0001"), (bench.b, "0002")):
         bench.attach(g, "sroce0")
         wait_port(g, "sroce0", "4: ACTIVE", "5: LinkUp")
@@ -325,17 +327,17 @@ def removal_with_holder(bench, netdev, remove, timeout=60):
     assert res["alloc_pd_after"] == res["eio"], res
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_delete_while_a_process_holds_the_device(bench):
-    bench.only("sroce", SROCE_ONLY)
     removal_with_holder(bench, "eth0", "rdma link delete sroce5")
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_netdev_removed_while_a_process_holds_the_device(bench):
-    bench.only("sroce", SROCE_ONLY)
     bench.a.run("ip link add v0 type veth peer name v1")
     removal_with_holder(bench, "v0", "ip link del v0")
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_rmmod_while_a_process_holds_the_device(bench):
-    bench.only("sroce", SROCE_ONLY)
     removal_with_holder(bench, "eth0", "rmmod sroce")

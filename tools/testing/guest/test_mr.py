@@ -10,6 +10,8 @@ started. The runner fails a test on any kernel warning in either guest.
 import json
 import os
 
+import pytest
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 VERBS = f"/usr/bin/python3 {HERE}/verbs/mr_ah.py"
 SYS = "/sys/class/infiniband"
@@ -48,10 +50,10 @@ def kmalloc_objs(g):
     return total
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_mr_keys_and_access(bench):
     """Every size and legal access combination registers; keys are unique,
     lkey == rkey, and `rdma resource show mr` shows each with its length."""
-    bench.only("sroce", SROCE_ONLY)
     dev = attach(bench)
     r = verbs(bench.a, dev, "keys")
     regs = r["regs"]
@@ -71,8 +73,8 @@ def test_mr_keys_and_access(bench):
     assert r["k1"] != r["k2"] and r["k1"] >> 8 != r["k2"] >> 8, r
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_mr_bad_arguments(bench):
-    bench.only("sroce", SROCE_ONLY)
     dev = attach(bench)
     r = verbs(bench.a, dev, "errors")
     # Linux 6.2 taught the core the flush rights (which it now passes on
@@ -109,10 +111,10 @@ def test_mr_bad_arguments(bench):
     }, r
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_mr_iova(bench):
     """reg_mr_iova: the iova is the MR's address on the wire; it may be
     anything with the buffer's page offset, as long as it does not wrap."""
-    bench.only("sroce", SROCE_ONLY)
     dev = attach(bench)
     r = verbs(bench.a, dev, "iova")
     for name in ("other", "zero_page", "top"):
@@ -122,9 +124,9 @@ def test_mr_iova(bench):
     assert r["bad_offset"] == ["EINVAL", None], r
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_mr_churn(bench):
     """10,000 register/deregister rounds leave nothing behind."""
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = attach(bench)
     verbs(a, dev, "churn", 100)
@@ -141,9 +143,9 @@ def test_mr_churn(bench):
 test_mr_churn.TIMEOUT = 600
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_mr_memlock(bench):
     """Without CAP_IPC_LOCK, RLIMIT_MEMLOCK bounds the pages pinned."""
-    bench.only("sroce", SROCE_ONLY)
     dev = attach(bench)
     nocap = "setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock "
     r = verbs(bench.a, dev, "memlock",
@@ -157,9 +159,9 @@ def test_mr_memlock(bench):
     assert r == {"ipc_lock": False, "limit": 0, "one_page": "EPERM"}, r
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_mr_limit(bench):
     """No more MRs than max_mr; a freed slot can be used again."""
-    bench.only("sroce", SROCE_ONLY)
     dev = attach(bench)
     r = verbs(bench.a, dev, "mr-limit", timeout=500)
     # Once the device serves kernel verbs, ib_alloc_pd() of the MAD layer
@@ -173,9 +175,9 @@ def test_mr_limit(bench):
 test_mr_limit.TIMEOUT = 600
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_ah(bench):
     """AHs to the peer's IPv4 and IPv6 addresses; RoCEv2's rules refused."""
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = attach(bench)
     sgid4 = a.gid_index(dev)
@@ -192,9 +194,9 @@ def test_ah(bench):
     }, r
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_ah_limit(bench):
     """No more AHs than max_ah."""
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = attach(bench)
     sgid4 = a.gid_index(dev)

@@ -9,9 +9,8 @@ while the window is bound; and a window's key is refused as an lkey.
 """
 
 import json
-import os
 
-VERBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verbs")
+import pytest
 
 TIMEOUT = 240
 
@@ -20,12 +19,12 @@ WC_SUCCESS, WC_LOC_PROT_ERR, WC_REM_ACCESS_ERR = 0, 4, 10
 WC_RDMA_WRITE, WC_BIND_MW, WC_LOCAL_INV = 1, 5, 6
 
 
+@pytest.mark.sroce("checks libsroce, which serves sroce devices only")
 def test_type2_window(bench):
-    bench.only("sroce", "checks libsroce, which serves sroce devices only")
     a = bench.a
     dev = bench.attach(a, "sroce0")
     idx = a.gid_index(dev)
-    out = a.run(f"/usr/bin/python3 {VERBS}/mw.py {dev} {idx}",
+    out = a.run(f"/usr/bin/python3 -m tools.testing.guest.verbs.mw {dev} {idx}",
                 timeout=180).out
     r = json.loads(out.strip().splitlines()[-1])
     assert r["bind"] == [WC_SUCCESS, WC_BIND_MW], r

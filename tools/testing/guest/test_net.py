@@ -2,17 +2,16 @@
 """sroce's wire layer: what its rx handler takes from the netdev and what it
 leaves to the stack, netdevs whose rx handler is taken, and hostile frames.
 
-Frames are built here by hand (tools/testing/guest/net/roce.py, which
+Frames are built here by hand (tools/testing/bench/lib/roce.py, which
 computes the ICRC itself) and sent raw from guest B. Only what the wire
 layer decides is asserted: a frame it accepts is counted in rx_packets,
 whatever the transport then makes of it.
 """
-import os
 import struct
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "net"))
-import roce  # noqa: E402
+import pytest
+
+from tools.testing.bench.lib import roce
 
 TIMEOUT = 240
 SROCE_ONLY = "exercises sroce's rx handler"
@@ -28,7 +27,7 @@ def counters(g, dev):
 
 def send(bench, frames):
     """Send raw frames from B's eth0, one process for all of them."""
-    tool = f"{bench.top}/tools/testing/guest/net/roce.py"
+    tool = f"{bench.top}/tools/testing/bench/lib/roce.py"
     bench.b.run(f"/usr/bin/python3 {tool} send eth0 " +
                 " ".join(f.hex() for f in frames))
 
@@ -47,9 +46,9 @@ def wait_counts(g, dev, want):
     assert got == want, f"counters {got}, expected {want}"
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_ordinary_traffic_still_flows(bench):
     """ARP, ICMP, TCP and UDP to other ports pass the rx handler."""
-    bench.only("sroce", SROCE_ONLY)
     a, b = bench.a, bench.b
     dev = bench.attach(a)
     a.run("ip neigh flush dev eth0")
@@ -73,10 +72,10 @@ def test_ordinary_traffic_still_flows(bench):
     assert all(c[k] == 0 for k in COUNTERS), c
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_bridge_port_refused(bench):
     """A netdev whose rx handler is taken cannot carry sroce, and says why;
     the bridge itself can."""
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     a.run("ip link add br0 type bridge && ip link set eth0 master br0 && "
           "ip link set br0 up")
@@ -129,8 +128,8 @@ def v4_field(frame, off, data):
     return bytes(f)
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_hostile_frames_dropped_and_counted(bench):
-    bench.only("sroce", SROCE_ONLY)
     a, b = bench.a, bench.b
     # virtio-net's VLAN filter lets priority-tagged frames in only once
     # 8021q has registered VLAN 0 on eth0.
@@ -203,10 +202,10 @@ def test_hostile_frames_dropped_and_counted(bench):
     b.run(f"ping -c 2 -i 0.2 -W 2 {a.ip}", timeout=30)
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_random_frames(bench):
     """Frames of random bytes after valid IP and UDP headers: each one is
     dropped and counted, none reaches the transport."""
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a)
     rnd = __import__("random").Random(4791)
@@ -230,9 +229,9 @@ def test_random_frames(bench):
     assert c["rx_packets"] == before["rx_packets"], c
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_on_a_vlan(bench):
     """sroce on a VLAN netdev takes that VLAN's frames, and only those."""
-    bench.only("sroce", SROCE_ONLY)
     a, b = bench.a, bench.b
     a.run("ip link add link eth0 name eth0.77 type vlan id 77 && "
           "ip addr add 10.78.0.1/24 dev eth0.77 && ip link set eth0.77 up")

@@ -4,6 +4,8 @@ may leak, in the RDMA core's resource tracking or in the slab caches."""
 
 import re
 
+import pytest
+
 TIMEOUT = 1800
 ITERATIONS = 10000
 
@@ -26,8 +28,8 @@ def slab_objects(g):
     return sum(int(line.split()[1]) for line in out.splitlines())
 
 
+@pytest.mark.sroce("exercises libsroce and sroce's objects")
 def test_objects_do_not_leak(bench):
-    bench.only("sroce", "exercises libsroce and sroce's objects")
     a = bench.a
     bench.attach(a, "sroce0")
     tool = (f"{bench.top}/build/tools/sroce-objects -d sroce0 "

@@ -21,7 +21,7 @@ over one and several packets, 1 MB). Atomics have one size (8 bytes)
 and alternate FETCH_AND_ADD and CMP_AND_SWAP so that each meets every
 value of every dimension. Iterations: -n 5 (perftest's minimum).
 
-Every run is judged on both sides' output (scripts/bench/perftest.py):
+Every run is judged on both sides' output (tools/testing/bench/lib/perftest.py):
 exit statuses, every size's row present with a non-zero bandwidth or
 message rate / positive latencies, the connection type, MTU and the
 local and remote GIDs the run was asked for (IPv6 GIDs are really used),
@@ -41,16 +41,16 @@ is in the run's log directory, under perftest/.
 The first test, test_smoke, moves 64 KiB with RC writes: if it cannot,
 the later tests fail at once with its reason instead of each waiting for
 its own timeouts. test_wire_format then looks at the link itself with a
-packet socket on B (scripts/bench/roce_sniff.py): RoCEv2 frames of the
+packet socket on B (tools/testing/bench/lib/roce_sniff.py): RoCEv2 frames of the
 GID's IP version only, cut at the path MTU, one PSN per packet.
 """
 import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "..", "scripts", "bench"))
-import perftest as pt  # noqa: E402
+import pytest
+
+from tools.testing.bench.lib import perftest as pt
 
 FULL = os.environ.get("PERFTEST_FULL", "") not in ("", "0")
 ITERS = None if FULL else 5
@@ -224,7 +224,7 @@ def run_combo(bench, index, program, connection):
             print(f"  ok   {what} ({run.seconds:.1f}s{retry}): {summary(program, run, size)}",
                   flush=True)
     if not ran:
-        raise bench.Skip(f"PERFTEST_ENV={os.environ.get('PERFTEST_ENV')} selects none")
+        pytest.skip(f"PERFTEST_ENV={os.environ.get('PERFTEST_ENV')} selects none")
     if failures:
         detail = "\n\n".join(f"{what}:\n  " + "\n  ".join(p) + "\n" + run.text[-3000:]
                              for what, p, run in failures)
@@ -274,7 +274,7 @@ def test_wire_format(bench):
         env = (ip, mtu, "link")
         ready, stop = "/tmp/sniff.ready", "/tmp/sniff.stop"
         b.run(f"rm -f {ready} {stop}")
-        sniff = b.spawn(f"exec python3 scripts/bench/roce_sniff.py {b.netdev} {ready} {stop}",
+        sniff = b.spawn(f"exec python3 tools/testing/bench/lib/roce_sniff.py {b.netdev} {ready} {stop}",
                         timeout=300)
         b.wait_for(f"test -e {ready}", timeout=60)
         label = f"wire_{connection.lower()}_{program}_{env_name(env)}"

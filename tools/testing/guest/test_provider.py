@@ -8,6 +8,8 @@ in the build tree, as a user would before `make install`.
 
 import re
 
+import pytest
+
 
 SROCE_ONLY = "checks libsroce, which serves sroce devices only"
 
@@ -23,8 +25,8 @@ def devinfo(g, dev):
     return info, out
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_ibv_devices(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     out = a.run("ibv_devices").out
@@ -32,8 +34,8 @@ def test_ibv_devices(bench):
     assert rows == [["sroce0", "505400fffe770001"]], out
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_ibv_devinfo(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     a.wait_for("grep -q ffff:0a4d:0001 /sys/class/infiniband/sroce0/ports/1/gids/*",
@@ -53,8 +55,8 @@ def test_ibv_devinfo(bench):
     assert re.search(r"GID\[\s*\d+\]:\s+fd77::1, RoCE v2", out), out
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_active_mtu_follows_netdev(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     for mtu, ib in ((9000, "4096 (5)"), (2200, "2048 (4)"),
@@ -66,9 +68,9 @@ def test_active_mtu_follows_netdev(bench):
     a.run("ip addr replace fd77::1/64 dev eth0 nodad")
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_port_events(bench):
     """Link down and up reach a verbs consumer as PORT_ERR, PORT_ACTIVE."""
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     watch = a.spawn("exec stdbuf -oL ibv_asyncwatch -d sroce0 > /tmp/events",
@@ -87,10 +89,10 @@ def test_port_events(bench):
     assert events == ["PORT_ERR", "PORT_ACTIVE"], out
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_installed_provider(bench):
     """`make install` puts libsroce where libibverbs finds it without
     RDMAV_DRIVERS; `make uninstall` takes it away again."""
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     bench.attach(a, "sroce0")
     plain = "env -u RDMAV_DRIVERS ibv_devices"

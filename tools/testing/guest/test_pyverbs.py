@@ -10,6 +10,8 @@ the counts are printed so the progress is visible run by run.
 
 import re
 
+import pytest
+
 # Tests that sroce implements what they need for: a skip is a failure.
 MUST_RUN = ["MWTest", "test_qp_ex_rc_bind_mw"]
 
@@ -31,8 +33,8 @@ cd /tmp/pyverbs && gunzip -f *.py.gz
 """
 
 
+@pytest.mark.sroce("runs rdma-core's tests against sroce's provider")
 def test_pyverbs_objects(bench):
-    bench.only("sroce", "runs rdma-core's tests against sroce's provider")
     a = bench.a
     bench.attach(a, "sroce0")
     a.run("modprobe rdma_ucm")  # test_rdmacm: udev would, in a full system

@@ -12,6 +12,8 @@ import errno
 import json
 import os
 
+import pytest
+
 VERBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verbs")
 SYS = "/sys/class/infiniband"
 B_GID = "0000:0000:0000:0000:0000:ffff:0a4d:0002"
@@ -39,8 +41,8 @@ def step(bench, name, timeout=120):
     return res
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_create_caps_and_errors(bench):
-    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "create")
     for kind in ("rc", "uc", "ud"):
         # Rings hold powers of two; a send entry is a multiple of 64 bytes
@@ -56,16 +58,16 @@ def test_create_caps_and_errors(bench):
     }, r
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_state_walk(bench):
-    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "walk")
     walk = [RESET, INIT, RTR, RTS, SQD, RTS, ERR, RESET]
     assert r == {"rc": walk, "uc": walk, "ud": walk,
                  "_gid_index": r["_gid_index"]}, r
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_illegal_transitions(bench):
-    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "illegal")
     r.pop("_gid_index")
     inval = errno.EINVAL
@@ -89,8 +91,8 @@ def test_illegal_transitions(bench):
     }, r
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_query_returns_what_was_set(bench):
-    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "query")
     assert 2 <= r["qp_num"] <= 0xffffff, r
     expect = {
@@ -110,8 +112,8 @@ def test_query_returns_what_was_set(bench):
     assert got == expect, r
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_flush_on_error(bench):
-    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "flush")
     qpn = r["qp_num"]
     assert r["reset_post"] == errno.EINVAL, r
@@ -125,8 +127,8 @@ def test_flush_on_error(bench):
     assert r["after_reinit"] == [[0x3000, WC_WR_FLUSH_ERR, WC_RECV, qpn]], r
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_srq(bench):
-    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "srq")
     assert r["created"] == [128, 2, 10], r
     assert r["armed"] == [128, 2, 50], r
@@ -144,8 +146,8 @@ def test_srq(bench):
     assert r["flushed"] == [], r
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_resource_tracking(bench):
-    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "restrack")
     rows = {row["lqpn"]: row for row in r["rows"]}
     assert sorted(rows) == sorted(r["qpns"].values()), r
@@ -160,8 +162,8 @@ def test_resource_tracking(bench):
     assert r["left"] == [], r
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_create_destroy_churn(bench):
-    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "churn", timeout=900)
     assert r["bad"] == 0 and r["repeats"] == 0, r
     assert r["start"] == r["end"], r
@@ -170,10 +172,10 @@ def test_create_destroy_churn(bench):
 test_create_destroy_churn.TIMEOUT = 1000
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_sqd_drains_the_message_in_progress(bench):
     """RTS to SQD with the drained notice: a 4 MiB write already started
     completes, whole, before IB_EVENT_SQ_DRAINED is raised (10.3.1.1)."""
-    bench.only("sroce", SROCE_ONLY)
     r = step(bench, "sqd_drain")
     assert r["event"] == r["drained"], r
     assert r["at_event"] == [[77, 0]], r

@@ -13,6 +13,8 @@ driver and take fragments on any netdev.
 import re
 import time
 
+import pytest
+
 SROCE_ONLY = "counts sroce's zero-copy transmissions"
 
 
@@ -33,8 +35,8 @@ def pingpong(g, srv_dev, srv_gid, cli_dev, cli_gid, host, size, iters,
     assert f"{iters} iters" in cli.out, cli.out
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_veth_pages_go_out_as_fragments(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     # The far end in a namespace of its own, as another host would be:
     # with both addresses local, routing between them would go through lo.
@@ -59,8 +61,8 @@ def test_veth_pages_go_out_as_fragments(bench):
     assert after["loopback"] == before["loopback"], after
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_virtio_without_sg_copies(bench):
-    bench.only("sroce", SROCE_ONLY)
     a, b = bench.a, bench.b
     assert "scatter-gather: off" in a.run("ethtool -k eth0").out
     da, db = bench.attach(a), bench.attach(b)
@@ -76,8 +78,8 @@ def test_virtio_without_sg_copies(bench):
     assert c["tx_packets"] > 0 and c["tx_zerocopy"] == 0, c
 
 
+@pytest.mark.sroce(SROCE_ONLY)
 def test_loopback_takes_fragments(bench):
-    bench.only("sroce", SROCE_ONLY)
     a = bench.a
     dev = bench.attach(a)
     gid = a.gid_index(dev)

@@ -1,15 +1,17 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Hostile RoCEv2 frames with valid ICRCs, aimed at live QPs:
+"""Hostile RoCEv2 frames with valid ICRCs, aimed at live QPs.
 
-  fuzz.py send IFACE JSON     send frames described by JSON (see below),
-                              print one JSON line of what was sent
-  fuzz.py watch IFACE READY STOP SECRET...
-                              count the RoCEv2 frames arriving on IFACE
-                              until the file STOP exists (READY is made
-                              once listening) and print one JSON line:
-                              frames, opcodes, and how many carried one
-                              of the SECRET strings
+Run from the repo top as python3 -m tools.testing.guest.net.fuzz (it
+imports lib/roce.py from the package):
+
+  fuzz send IFACE JSON         send frames described by JSON (see below),
+                               print one JSON line of what was sent
+  fuzz watch IFACE READY STOP SECRET...
+                               count the RoCEv2 frames arriving on IFACE
+                               until the file STOP exists (READY is made
+                               once listening) and print one JSON line:
+                               frames, opcodes, and how many carried one
+                               of the SECRET strings
 
 JSON: {"info": target.py's info, "seed", "count", "mtu" (the QPs' path
 MTU), "dst_mac", "src_mac", "src_ip", "dst_ip"}.
@@ -33,8 +35,7 @@ import socket
 import struct
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import roce  # noqa: E402
+from tools.testing.bench.lib import roce
 
 EXT = {"reth": 16, "aeth": 4, "imm": 4, "ieth": 4, "atomic": 28,
        "atomicack": 8, "deth": 8}

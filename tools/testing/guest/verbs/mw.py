@@ -1,8 +1,7 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """Memory windows through libsroce, on RC QPs looped back on one guest.
 
-    mw.py DEV GID_INDEX
+    python3 -m tools.testing.guest.verbs.mw DEV GID_INDEX   (from the repo top)
 
 A type 2 window is bound over the second half of an MR that grants no
 remote right itself; writes go through the window's key. Prints one JSON
@@ -12,18 +11,15 @@ object for tools/testing/guest/test_mw.py to judge.
 import errno
 import json
 import mmap
-import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pyverbs.mr import MR, MW, MWBindInfo
+from pyverbs.pyverbs_error import PyverbsRDMAError
+from pyverbs.wr import SGE, SendWR
+import pyverbs.enums as e
 
-from pyverbs.mr import MR, MW, MWBindInfo  # noqa: E402
-from pyverbs.pyverbs_error import PyverbsRDMAError  # noqa: E402
-from pyverbs.wr import SGE, SendWR  # noqa: E402
-import pyverbs.enums as e  # noqa: E402
-
-from qp import Bench  # noqa: E402
+from tools.testing.guest.verbs.qp import Bench
 
 PAGE = mmap.PAGESIZE
 SIZE = 2 * PAGE

@@ -1,8 +1,9 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """Live QPs and MRs for hostile frames to aim at, run inside a guest:
 
-    target.py DEV GID_INDEX DGID INFO GO
+    python3 -m tools.testing.guest.verbs.target DEV GID_INDEX DGID INFO GO
+
+(from the repo top: it imports verbs/qp.py as part of the package)
 
 Creates RC, UC and UD QPs in RTS whose peer is DGID (a host with no RDMA
 device, which sends the frames), receives posted on each, on half of the
@@ -29,8 +30,7 @@ from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.wr import RecvWR, SendWR, SGE
 import pyverbs.enums as e
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from qp import Bench, state  # noqa: E402
+from tools.testing.guest.verbs.qp import Bench, state
 
 MR_SIZE = 65536
 RQ_PSN = 0x654321

@@ -1,12 +1,9 @@
 """Host-side check of perf.py's CPU-per-byte window: only the part of a
 run where traffic flows counts, ramps at both ends left out.
-Run: /usr/bin/python3 -m unittest scripts/bench/test_perf_cpu.py"""
-import os
-import sys
+Run: /usr/bin/python3 -m pytest tools/testing/bench/selftests/test_perf_cpu.py"""
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perf import cpu_per_gb  # noqa: E402
+from tools.testing.bench.perf import cpu_per_gb
 
 
 def sampler(steps):

@@ -10,8 +10,8 @@ tests), the connection type, MTU and GIDs are the ones asked for, and no
 error line was printed on either side.
 
 Used by tools/testing/guest/test_perftest.py, test_pingpong.py,
-scripts/bench/perf.py and scripts/bench/demo.py. The parsers are checked on
-the host by scripts/bench/test_perftest_parse.py.
+tools/testing/bench/perf.py and tools/testing/bench/demo.py. The parsers are
+checked on the host by tools/testing/bench/selftests/test_perftest_parse.py.
 """
 import ipaddress
 import itertools

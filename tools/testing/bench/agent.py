@@ -25,7 +25,7 @@ import traceback
 
 PORT_NAME = "org.sroce.ctl"
 OUT_LIMIT = 4 << 20  # bytes kept per stream; more is cut with a marker
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 
 def find_port():

@@ -1,16 +1,15 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """Capture RoCEv2 frames that rdma_rxe sends and receives between the two
 guests, over IPv4 and IPv6, and write them as the ICRC known-answer vectors
 of the KUnit suite (kunit/icrc_vectors.h):
 
-  /usr/bin/python3 scripts/bench/capture_rxe.py [--out kunit/icrc_vectors.h]
+  /usr/bin/python3 -m tools.testing.bench.capture_rxe [--out kunit/icrc_vectors.h]
 
 Traffic: ibv_rc_pingpong, ibv_ud_pingpong, perftest's write, read and
 atomic tests, and sroce-integrity over RC and UC (sends and writes with
 immediate), with sizes that give single- and multi-packet messages and a
 three-byte pad. Frames are taken with an AF_PACKET socket on guest A's eth0
-(tools/testing/guest/net/roce.py), at most two per (IP version, opcode,
+(tools/testing/bench/lib/roce.py), at most two per (IP version, opcode,
 pad); each is checked against the ICRC computed independently in Python
 before it is kept.
 """
@@ -20,11 +19,8 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from guests import TOP, Bench, install_signal_handlers  # noqa: E402
-
-sys.path.insert(0, os.path.join(TOP, "tools", "testing", "guest", "net"))
-import roce  # noqa: E402
+from .guests import TOP, Bench, install_signal_handlers
+from .lib import roce
 
 OPNAMES = {
     0x00: "RC_SEND_FIRST", 0x01: "RC_SEND_MIDDLE", 0x02: "RC_SEND_LAST",
@@ -90,7 +86,7 @@ def capture(bench):
         g.wait_for("rdma link show rxe0/1 | grep -q 'state ACTIVE'", timeout=60)
     gids = {g.name: (g.gid_index("rxe0"), g.gid_index("rxe0", g.ip6))
             for g in (a, b)}
-    sniffer = f"{TOP}/tools/testing/guest/net/roce.py"
+    sniffer = f"{TOP}/tools/testing/bench/lib/roce.py"
     a.run("rm -f /tmp/sniff.stop")
     job = a.spawn(f"exec /usr/bin/python3 {sniffer} sniff eth0 /tmp/sniff.stop 2",
                   timeout=1800)
@@ -117,7 +113,7 @@ def write_header(path, frames, kernel):
         "/*",
         " * ICRC known answers: RoCEv2 frames rdma_rxe sent between the two",
         f" * bench guests (Debian kernel {kernel}), captured on {today} by",
-        " * scripts/bench/capture_rxe.py with an AF_PACKET socket on guest A's",
+        " * tools/testing/bench/capture_rxe.py with an AF_PACKET socket on guest A's",
         " * eth0. Each frame is whole, Ethernet header to ICRC. Regenerate with",
         " * that script; do not edit.",
         " */",

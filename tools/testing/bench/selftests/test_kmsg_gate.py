@@ -1,11 +1,8 @@
 """Host-side unit tests of the kernel log gate:
-/usr/bin/python3 -m unittest discover -s scripts/bench -p 'test_*.py'"""
-import os
-import sys
+/usr/bin/python3 -m pytest tools/testing/bench"""
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kmsg_gate import format_record, offending  # noqa: E402
+from tools.testing.bench.kmsg_gate import format_record, offending
 
 
 def rec(text, level=6):

@@ -1,6 +1,5 @@
-#!/usr/bin/python3
 """sroce against rdma_rxe on the same pair of guests, interleaved:
-  /usr/bin/python3 scripts/bench/perf.py [--rounds R] [--drivers rxe,sroce]
+  /usr/bin/python3 scripts/perf.py [--rounds R] [--drivers rxe,sroce]
       [--mtu 1500|9000] [--duration S] [--lat-iters N] [--json PATH]
 
 In each round, each driver in turn (the order alternates round by round)
@@ -24,9 +23,8 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import perftest as pt  # noqa: E402
-from guests import BUILD, Bench, CommandFailed, GuestError, install_signal_handlers  # noqa: E402
+from .guests import BUILD, Bench, CommandFailed, GuestError, install_signal_handlers
+from .lib import perftest as pt
 
 BW = [(p, s) for p in ("ib_write_bw", "ib_send_bw", "ib_read_bw") for s in (65536, 1 << 20)]
 LAT = [(p, s) for p in ("ib_send_lat", "ib_write_lat", "ib_read_lat") for s in (2, 64)]

@@ -1,13 +1,10 @@
-"""Host-side checks of scripts/bench/perftest.py's parsers, on output
+"""Host-side checks of tools/testing/bench/lib/perftest.py's parsers, on output
 perftest 4.5 and ibv_rc_pingpong printed in the guests (trimmed).
-Run: /usr/bin/python3 -m unittest scripts/bench/test_perftest_parse.py"""
+Run: /usr/bin/python3 -m pytest tools/testing/bench/selftests/test_perftest_parse.py"""
 import ipaddress
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import perftest as pt  # noqa: E402
+from tools.testing.bench.lib import perftest as pt
 
 HEAD = """\
 ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Count the RoCEv2 frames a guest's netdev sends and receives (run in a
 guest, as root, by tools/testing/guest/test_perftest.py::test_wire_format):
 
-  python3 scripts/bench/roce_sniff.py IFACE READY_FILE STOP_FILE
+  python3 tools/testing/bench/lib/roce_sniff.py IFACE READY_FILE STOP_FILE
 
 Touches READY_FILE once it captures, stops when STOP_FILE exists (checked
 every 0.2 s), then prints one JSON object: per IP version ("4", "6") the

@@ -1,16 +1,14 @@
-#!/usr/bin/python3
 """Boot the two guests, attach the driver on both and show what it made:
-  /usr/bin/python3 scripts/bench/demo.py [--driver sroce|rxe]
+  scripts/demo [--driver sroce|rxe]
 Each step is a function in STEPS: the devices, a ping, then perftest
 across the link (bandwidth and latency at a few sizes)."""
 import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from guests import Bench, CommandFailed, GuestError, install_signal_handlers  # noqa: E402
-from kmsg_gate import format_record, offending  # noqa: E402
-import perftest as pt  # noqa: E402
+from .guests import Bench, CommandFailed, GuestError, install_signal_handlers
+from .kmsg_gate import format_record, offending
+from .lib import perftest as pt
 
 # Non-zero GIDs of port 1 with their type and netdev. Builtins only (read, not
 # cat): a process per entry costs a fraction of a second under TCG, and rxe

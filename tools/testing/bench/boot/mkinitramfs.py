@@ -14,11 +14,11 @@ import subprocess
 import sys
 import tempfile
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 GUEST = os.path.join(TOP, "build", os.environ.get("SROCE_GUEST") or "guest")
 KDIR = os.path.join(GUEST, "kernel")
 OUT = os.path.join(GUEST, "initramfs.cpio.gz")
-INIT = os.path.join(TOP, "scripts", "guest", "init")
+INIT = os.path.join(TOP, "tools", "testing", "bench", "boot", "init")
 BUSYBOX = "/bin/busybox"
 
 # Needed before switch_root: the PCI transport, 9p over virtio, overlayfs.

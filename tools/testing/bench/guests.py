@@ -2,7 +2,7 @@
 
 Each guest runs Debian's stock kernel (build/guest/kernel, see scripts/setup)
 with the host's / as a read-only 9p root under a tmpfs overlay, and an agent
-(scripts/guest/agent.py) answering JSON requests on a virtio-serial port.
+(tools/testing/bench/agent.py) answering JSON requests on a virtio-serial port.
 Guest A (10.77.0.1) and guest B (10.77.0.2) are linked by one virtio-net NIC
 each, joined through a QEMU stream socket; the host never talks to that link.
 """
@@ -21,10 +21,9 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kmsg_gate import offending  # noqa: E402
+from .kmsg_gate import offending
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 BUILD = os.path.join(TOP, "build")
 # The guests' kernel and modules: build/guest (Debian 12's stock kernel, see
 # scripts/setup), or the directory under build/ that SROCE_GUEST names
@@ -189,7 +188,8 @@ def prepare_modules(top=TOP, log=print):
         log(f"warning: {ko} not found (run make): the guests have no sroce module")
     subprocess.run(["depmod", "-b", base, abi], check=True)
     # Inputs of the initramfs may have changed (init script, kernel): cheap if not.
-    subprocess.run([sys.executable, os.path.join(top, "scripts", "guest", "mkinitramfs.py")],
+    subprocess.run([sys.executable, os.path.join(top, "tools", "testing", "bench", "boot",
+                                                 "mkinitramfs.py")],
                    check=True, stdout=subprocess.DEVNULL)
 
 
@@ -516,10 +516,6 @@ class Guest:
             return f"{path}:\n{f.read()[-2000:]}"
 
 
-class Skip(Exception):
-    """Raised by a test to skip itself: raise bench.Skip("reason")."""
-
-
 # Run in a guest between tests: back to the state right after boot.
 RESET_SCRIPT = r"""
 for dev in $(rdma link show 2>/dev/null | awk '$1 == "link" { sub("/.*", "", $2); print $2 }' | sort -u); do
@@ -546,14 +542,8 @@ done
 
 class Bench:
     """The pair of guests joined by one link. Use as a context manager or call
-    start()/stop(). Tests get it as their `bench` argument."""
-
-    Skip = Skip
-
-    def only(self, driver, why):
-        """Skip the calling test, saying why, unless this run is for driver."""
-        if self.driver != driver:
-            raise Skip(why)
+    start()/stop(). The guest tests get it as the `bench` fixture
+    (tools/testing/guest/conftest.py)."""
 
     def __init__(self, driver="sroce", logdir=None, top=TOP, log=print):
         if driver not in ("sroce", "rxe"):
@@ -635,7 +625,7 @@ class Bench:
 
     def attach(self, guest, name=None, netdev="eth0", driver=None):
         """rdma link add NAME type DRIVER netdev NETDEV; returns NAME.
-        DRIVER: this run's driver unless given (scripts/bench/perf.py
+        DRIVER: this run's driver unless given (tools/testing/bench/perf.py
         attaches both in turn)."""
         driver = driver or self.driver
         name = name or f"{driver}0"

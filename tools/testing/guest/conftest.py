@@ -1,0 +1,256 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The guest tests' fixtures and rules, for pytest.
+
+- `bench` (session): the two guests, booted once for the run
+  (tools/testing/bench/guests.py), stopped at its end.
+- `_reset_and_gate` (autouse): after every test both guests go back to
+  their post-boot state and their new kernel log records pass the gate
+  (tools/testing/bench/kmsg_gate.py); a guest that cannot is rebooted and
+  the test fails. A test that timed out reboots both.
+- Markers (pytest.ini): sroce(reason) skips under --driver rxe; a test's
+  time limit is its own or its module's TIMEOUT (default 300 s), 15
+  minutes or more marks it slow; --kernel RELEASE keeps the tests marked
+  kernel(RELEASE).
+
+Logs of a run are in build/logs/<timestamp>/: run.log (what the bench
+did, each test's result and output), results.json, the guests' console,
+kmsg and QEMU logs.
+"""
+import concurrent.futures
+import json
+import os
+import sys
+import time
+
+import pytest
+
+from tools.testing.bench.guests import TOP, Bench, GuestError, install_signal_handlers
+from tools.testing.bench.kmsg_gate import format_record, offending
+
+DEFAULT_TIMEOUT = 300
+SLOW = 900
+
+
+class Run:
+    """This run's log directory, opened when the first guest test runs so
+    that collecting or host-only runs leave no directory behind."""
+
+    def __init__(self, config):
+        self.config = config
+        self.logdir = None
+        self.file = None
+        self.results = []
+
+    def open(self):
+        if self.file is None:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            self.logdir = os.path.join(TOP, "build", "logs", stamp)
+            os.makedirs(self.logdir, exist_ok=True)
+            self.file = open(os.path.join(self.logdir, "run.log"), "w")
+
+    def log(self, msg, show=True):
+        """To run.log and, past pytest's output capture, to the terminal:
+        booting and rebooting guests takes long enough to want to see it."""
+        self.open()
+        self.file.write(msg + "\n")
+        self.file.flush()
+        if not show:
+            return
+        capman = self.config.pluginmanager.getplugin("capturemanager")
+        tr = self.config.pluginmanager.getplugin("terminalreporter")
+        with capman.global_and_fixture_disabled():
+            tr.write_line(msg)
+
+    def close(self):
+        if self.file is None:
+            return
+        with open(os.path.join(self.logdir, "results.json"), "w") as f:
+            json.dump({"driver": self.config.getoption("driver"), "results": self.results},
+                      f, indent=1)
+        self.file.close()
+
+
+REPORTS = pytest.StashKey()
+# This run's Run: hooks such as pytest_runtest_logreport get no config.
+_run = None
+
+
+def pytest_configure(config):
+    global _run
+    _run = Run(config)
+
+
+def pytest_unconfigure(config):
+    _run.close()
+
+
+def time_limit(item):
+    """The function's TIMEOUT, else its module's, else DEFAULT_TIMEOUT."""
+    default = getattr(item.module, "TIMEOUT", DEFAULT_TIMEOUT)
+    return getattr(item.function, "TIMEOUT", default)
+
+
+def pytest_collection_modifyitems(config, items):
+    want = config.getoption("kernel")
+    keep, drop = [], []
+    for item in items:
+        if not str(item.path).startswith(os.path.dirname(__file__) + os.sep):
+            keep.append(item)
+            continue
+        limit = time_limit(item)
+        item.add_marker(pytest.mark.timeout(limit))
+        if limit >= SLOW:
+            item.add_marker(pytest.mark.slow)
+        marker = item.get_closest_marker("kernel")
+        if want and not (marker and want in marker.args):
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def pytest_runtest_setup(item):
+    marker = item.get_closest_marker("sroce")
+    if marker and item.config.getoption("driver") != "sroce":
+        pytest.skip(marker.args[0])
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the item: the reset after a test needs
+    to know whether the test timed out."""
+    outcome = yield
+    rep = outcome.get_result()
+    item.stash.setdefault(REPORTS, {})[rep.when] = rep
+
+
+def pytest_runtest_logreport(report):
+    """Each test's result, its output and why it failed, in run.log."""
+    run = _run
+    if run.file is None:
+        return
+    for title, text in report.sections:
+        if text.strip() and report.when == "teardown":
+            run.log(f"--- {report.nodeid}: {title} ---\n{text.rstrip()}", show=False)
+    if report.failed:
+        run.log(f"FAIL {report.nodeid} ({report.when}, {report.duration:.0f}s)\n"
+                f"{report.longreprtext}", show=False)
+    elif report.when == "call" or report.skipped:
+        kind = "SKIP" if report.skipped else "PASS"
+        why = f": {report.longrepr[2]}" if report.skipped else ""
+        run.log(f"{kind} {report.nodeid} ({report.duration:.0f}s){why}", show=False)
+    if report.when == "teardown" or (report.skipped and report.when == "setup"):
+        run.results.append({"name": report.nodeid, "when": report.when,
+                            "result": report.outcome, "seconds": round(report.duration, 1)})
+
+
+@pytest.fixture(scope="session")
+def bench(request):
+    """The pair of guests, booted once for the run (and with every guest
+    test skipped, never)."""
+    run = _run
+    driver = request.config.getoption("driver")
+    run.open()
+    install_signal_handlers()
+    run.log(f"driver: {driver}; logs: {os.path.relpath(run.logdir, TOP)}")
+    b = Bench(driver, logdir=run.logdir, log=run.log)
+    try:
+        b.start()
+    except BaseException:
+        for g in b.guests:
+            g.kill()
+        b.stop()
+        raise
+    yield b
+    if request.config.getoption("keep"):
+        capman = request.config.pluginmanager.getplugin("capturemanager")
+        with capman.global_and_fixture_disabled():
+            shell(b)
+    b.stop()
+
+
+@pytest.fixture(autouse=True)
+def _reset_and_gate(request, bench):
+    """After the test: both guests reset and their kernel logs gated; a
+    guest that is dead, hung or not clean is rebooted, and the test fails."""
+    yield
+    run = _run
+    call = request.node.stash.get(REPORTS, {}).get("call")
+    if call is not None and call.failed and "Timeout >" in call.longreprtext:
+        # The test's last command may still run in a guest: start afresh.
+        for g in bench.guests:
+            g.kill()
+    problems = check_guests(bench, run)
+    if problems:
+        recover(bench, run)
+        pytest.fail("; ".join(p.splitlines()[0] for p in problems), pytrace=False)
+
+
+def check_guests(bench, run):
+    """Reset both guests (in parallel: each takes seconds under TCG) and
+    gate their kernel logs. Returns the list of failure reasons."""
+    with concurrent.futures.ThreadPoolExecutor(len(bench.guests)) as pool:
+        per_guest = list(pool.map(lambda g: check_guest(bench, g, run), bench.guests))
+    return [p for problems in per_guest for p in problems]
+
+
+def check_guest(bench, g, run):
+    problems = []
+    try:
+        bench.reset(g)
+    except GuestError as e:
+        return [f"guest {g.name} unusable: {str(e).splitlines()[0]}"]
+    except Exception as e:
+        problems.append(f"reset of {g.name} failed: {e}")
+    try:
+        bad = offending(g.kmsg())
+    except GuestError as e:
+        return problems + [f"guest {g.name} unusable: {str(e).splitlines()[0]}"]
+    if bad:
+        for r in bad:
+            run.log("    " + format_record(g.name, r))
+        problems.append(f"kernel log of {g.name}: {len(bad)} bad record(s), "
+                        f"first: {bad[0]['text']}")
+    return problems
+
+
+def recover(bench, run):
+    """Reboot every guest that is dead, hung or could not be reset."""
+    for g in bench.guests:
+        if g.alive(timeout=15):
+            try:
+                bench.reset(g)
+                continue
+            except Exception as e:
+                run.log(f"    [{g.name}] still not clean after the test: "
+                        f"{str(e).splitlines()[0]}")
+        run.log(f"    [{g.name}] rebooting; console log kept: "
+                f"{os.path.relpath(g.console_log, TOP)}")
+        bench.reboot(g)
+        if g is bench.a:
+            break  # rebooting A reboots B as well
+
+
+def shell(bench):
+    """--keep: a line-based prompt into the guests until EOF."""
+    if not sys.stdin.isatty():
+        print("--keep: stdin is not a terminal (run pytest with -s); stopping the guests")
+        return
+    print("guests kept up. Type 'a CMD' or 'b CMD' to run CMD in a guest; Ctrl-D ends.")
+    while True:
+        try:
+            line = input("bench> ").strip()
+        except EOFError:
+            print()
+            return
+        which, _, cmd = line.partition(" ")
+        if which not in ("a", "b") or not cmd:
+            print("usage: a CMD | b CMD")
+            continue
+        try:
+            r = getattr(bench, which).run(cmd, timeout=600, check=False)
+            sys.stdout.write(r.out + r.err + ("" if r.ok else f"[rc={r.rc}]\n"))
+        except GuestError as e:
+            print(e)
