@@ -94,13 +94,11 @@ def pytest_collection_modifyitems(config, items):
     want = config.getoption("kernel")
     keep, drop = [], []
     for item in items:
-        if not str(item.path).startswith(os.path.dirname(__file__) + os.sep):
-            keep.append(item)
-            continue
-        limit = time_limit(item)
-        item.add_marker(pytest.mark.timeout(limit))
-        if limit >= SLOW:
-            item.add_marker(pytest.mark.slow)
+        if str(item.path).startswith(os.path.dirname(__file__) + os.sep):
+            limit = time_limit(item)
+            item.add_marker(pytest.mark.timeout(limit))
+            if limit >= SLOW:
+                item.add_marker(pytest.mark.slow)
         marker = item.get_closest_marker("kernel")
         if want and not (marker and want in marker.args):
             drop.append(item)

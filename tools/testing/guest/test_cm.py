@@ -23,6 +23,9 @@ from tools.testing.bench.lib import perftest as pt
 from tools.testing.bench.lib import roce
 from tools.testing.bench.lib.rdma import counters, res_counts
 
+# make check runs this file on the 6.12 guests too (scripts/check).
+pytestmark = pytest.mark.kernel("6.12")
+
 TIMEOUT = 600
 RUN_TIMEOUT = 120
 CHURN = 500

@@ -34,6 +34,9 @@ import pytest
 from tools.testing.bench.lib.pingpong import pingpong
 from tools.testing.bench.lib.rdma import counters, res_counts
 
+# make check runs this file on the 6.12 guests too (scripts/check).
+pytestmark = pytest.mark.kernel("6.12")
+
 TIMEOUT = 900
 SROCE_ONLY = "aims at sroce's transport"
 # Frames per round, and rounds (each with its own seed, so a failure names

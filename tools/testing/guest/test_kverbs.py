@@ -17,7 +17,10 @@ kernel SRQs (nvmet-rdma use_srq=1), and IPv4 with 1 % loss on the link.
 """
 import pytest
 
-pytestmark = pytest.mark.sroce("runs the kernel's NVMe/RDMA over sroce")
+# make check runs this file on the 6.12 guests too (scripts/check).
+pytestmark = [pytest.mark.sroce("runs the kernel's NVMe/RDMA over sroce"),
+              pytest.mark.kernel("6.12")]
+
 TIMEOUT = 600
 NQN = "sroce-test"
 

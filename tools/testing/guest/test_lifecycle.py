@@ -12,6 +12,9 @@ import re
 
 import pytest
 
+# make check runs this file on the 6.12 guests too (scripts/check).
+pytestmark = pytest.mark.kernel("6.12")
+
 SYS = "/sys/class/infiniband"
 
 # The MAC the bench gives guest A's eth0 (52:54:00:77:00:01), as EUI-64.

@@ -12,6 +12,9 @@ import os
 
 import pytest
 
+# make check runs this file on the 6.12 guests too (scripts/check).
+pytestmark = pytest.mark.kernel("6.12")
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 VERBS = f"/usr/bin/python3 {HERE}/verbs/mr_ah.py"
 SYS = "/sys/class/infiniband"

@@ -52,6 +52,9 @@ import pytest
 
 from tools.testing.bench.lib import perftest as pt
 
+# PERFTEST_FULL=1 (make perftest-full) makes every test here the full matrix.
+pytestmark = pytest.mark.full
+
 FULL = os.environ.get("PERFTEST_FULL", "") not in ("", "0")
 ITERS = None if FULL else 5
 

@@ -9,7 +9,12 @@ Each run must: exit 0 on both sides, report size x iterations x 2 bytes
 moved in that many round trips, use the RoCEv2 GIDs it was given (IPv4,
 and IPv6 for one size), and print no invalid page.
 """
+import pytest
+
 from tools.testing.bench.lib.pingpong import pingpong
+
+# make check runs this file on the 6.12 guests too (scripts/check).
+pytestmark = pytest.mark.kernel("6.12")
 
 TIMEOUT = 300
 SIZES = [1, 100, 4096, 65536, 1000000]

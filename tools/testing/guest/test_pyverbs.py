@@ -12,6 +12,9 @@ import re
 
 import pytest
 
+# make check runs this file on the 6.12 guests too (scripts/check).
+pytestmark = pytest.mark.kernel("6.12")
+
 # Tests that sroce implements what they need for: a skip is a failure.
 MUST_RUN = ["MWTest", "test_qp_ex_rc_bind_mw"]
 
