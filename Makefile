@@ -59,12 +59,14 @@ DRIVER ?= sroce
 # sroce against rdma_rxe, interleaved on the same guests: medians and
 # ratios (docs/BENCH.md). BENCH_ARGS= passes options, e.g. --rounds 5.
 bench: module provider
-	/usr/bin/python3 $(TOP)/scripts/bench/perf.py $(BENCH_ARGS)
+	/usr/bin/python3 $(TOP)/scripts/perf.py $(BENCH_ARGS)
+
+# The guest tests run under pytest from the top (pytest.ini, conftest.py).
+PYTEST := cd $(TOP) && /usr/bin/python3 -m pytest --driver $(DRIVER)
 
 # The perftest matrix as `make check` runs it (reduced, ~12 min).
 perftest: module provider
-	/usr/bin/python3 $(TOP)/scripts/bench/run.py --driver $(DRIVER) \
-		$(TOP)/tools/testing/guest/test_perftest.py
+	$(PYTEST) tools/testing/guest/test_perftest.py
 
 # Every perftest program x connection x IP version x MTU x link/loopback,
 # all sizes, 100 iterations of each size for bandwidth and 20 round trips
@@ -72,10 +74,9 @@ perftest: module provider
 # PERFTEST_ITERS and PERFTEST_LAT_ITERS gives perftest's own counts
 # (5000/1000: days). Run it before calling the transport done.
 perftest-full: module provider
-	PERFTEST_FULL=1 PERFTEST_ITERS=$${PERFTEST_ITERS:-100} \
-		PERFTEST_LAT_ITERS=$${PERFTEST_LAT_ITERS:-20} \
-		/usr/bin/python3 $(TOP)/scripts/bench/run.py --driver $(DRIVER) \
-		$(TOP)/tools/testing/guest/test_perftest.py
+	export PERFTEST_FULL=1 PERFTEST_ITERS=$${PERFTEST_ITERS:-100} \
+		PERFTEST_LAT_ITERS=$${PERFTEST_LAT_ITERS:-20}; \
+		$(PYTEST) tools/testing/guest/test_perftest.py
 
 sparse:
 	@test -d "$(KDIR)" || { echo "sroce: no kernel headers at '$(KDIR)'" >&2; exit 1; }

@@ -6,5 +6,5 @@ built on them (perf.py, demo.py, capture_rxe.py).
 
 The package is imported from the repo top as tools.testing.bench: pytest
 gets the top on its path from pytest.ini, `python3 -m` from the working
-directory, so nothing here edits sys.path.
+directory, so nothing here edits the import path.
 """
