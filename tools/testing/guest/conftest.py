@@ -92,6 +92,7 @@ def time_limit(item):
 
 def pytest_collection_modifyitems(config, items):
     want = config.getoption("kernel")
+    driver = config.getoption("driver")
     keep, drop = [], []
     for item in items:
         if str(item.path).startswith(os.path.dirname(__file__) + os.sep):
@@ -99,6 +100,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.timeout(limit))
             if limit >= SLOW:
                 item.add_marker(pytest.mark.slow)
+            only = item.get_closest_marker("sroce")
+            if only and driver != "sroce":
+                # A skip marker: reported at the test, with the reason.
+                item.add_marker(pytest.mark.skip(reason=only.args[0]))
         marker = item.get_closest_marker("kernel")
         if want and not (marker and want in marker.args):
             drop.append(item)
@@ -107,12 +112,6 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
-
-
-def pytest_runtest_setup(item):
-    marker = item.get_closest_marker("sroce")
-    if marker and item.config.getoption("driver") != "sroce":
-        pytest.skip(marker.args[0])
 
 
 @pytest.hookimpl(hookwrapper=True)
