@@ -14,7 +14,7 @@ _lat variants at one size, ib_atomic_bw and ib_atomic_lat (both operations), one
 one MTU 9000 row, all at -n 5; sroce-integrity (every RC opcode, both
 ways on two QPs, every byte and atomic checked) and runs of it with
 netem loss 1% on rxe's side, then on sroce's. Each run is judged on what the programs
-printed (scripts/bench/perftest.py), not only on exit statuses.
+printed (tools/testing/bench/lib/perftest.py), not only on exit statuses.
 
 test_wire_capture captures both guests' UDP 4791 traffic with tcpdump
 during a run of every opcode, both ways, and judges it on the host with
