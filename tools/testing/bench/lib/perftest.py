@@ -9,7 +9,7 @@ non-zero bandwidth or message rate (bandwidth tests) or latency (latency
 tests), the connection type, MTU and GIDs are the ones asked for, and no
 error line was printed on either side.
 
-Used by tools/testing/guest/test_perftest.py, test_pingpong.py,
+Used by tools/testing/guest/test_perftest.py, test_interop.py, lib/pingpong.py,
 tools/testing/bench/perf.py and tools/testing/bench/demo.py. The parsers are
 checked on the host by tools/testing/bench/selftests/test_perftest_parse.py.
 """
