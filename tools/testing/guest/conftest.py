@@ -39,7 +39,8 @@ class Run:
         self.config = config
         self.logdir = None
         self.file = None
-        self.results = []
+        # nodeid -> {"result", "seconds", "detail"}, for results.json.
+        self.results = {}
 
     def open(self):
         if self.file is None:
@@ -65,7 +66,8 @@ class Run:
         if self.file is None:
             return
         with open(os.path.join(self.logdir, "results.json"), "w") as f:
-            json.dump({"driver": self.config.getoption("driver"), "results": self.results},
+            json.dump({"driver": self.config.getoption("driver"),
+                       "results": [dict(name=k, **v) for k, v in self.results.items()]},
                       f, indent=1)
         self.file.close()
 
@@ -138,9 +140,13 @@ def pytest_runtest_logreport(report):
         kind = "SKIP" if report.skipped else "PASS"
         why = f": {report.longrepr[2]}" if report.skipped else ""
         run.log(f"{kind} {report.nodeid} ({report.duration:.0f}s){why}", show=False)
-    if report.when == "teardown" or (report.skipped and report.when == "setup"):
-        run.results.append({"name": report.nodeid, "when": report.when,
-                            "result": report.outcome, "seconds": round(report.duration, 1)})
+    r = run.results.setdefault(report.nodeid, {"result": "pass", "seconds": 0.0, "detail": ""})
+    r["seconds"] = round(r["seconds"] + report.duration, 1)
+    if report.failed:
+        r["result"] = "fail"
+        r["detail"] = r["detail"] or report.longreprtext.strip().splitlines()[-1]
+    elif report.skipped:
+        r["result"], r["detail"] = "skip", report.longrepr[2]
 
 
 @pytest.fixture(scope="session")
