@@ -60,5 +60,5 @@ def pytest_terminal_summary(terminalreporter):
     if skipped:
         line += f", {skipped} skipped"
     # Alone on its line: scripts/check's `counted` looks for ^N passed, N failed.
-    tr.write_sep("-", "sroce")
+    tr.write_sep("-", "counted")
     tr.write_line(line)
