@@ -25,6 +25,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from guests import TOP, Bench, GuestError, Skip, install_signal_handlers  # noqa: E402
 from kmsg_gate import format_record, offending  # noqa: E402
+from perftest import calibration_summary  # noqa: E402
 
 DEFAULT_TIMEOUT = 300
 # Bound on resetting a guest between tests before it is declared hung.
@@ -190,6 +191,9 @@ class Runner:
         counts = {k: sum(r["result"] == k for r in self.results) for k in ("pass", "fail", "skip")}
         with open(os.path.join(self.logdir, "results.json"), "w") as f:
             json.dump({"driver": self.driver, "results": self.results}, f, indent=1)
+        # Never silent: how often perftest's clock had to be calibrated again.
+        if calibration_summary():
+            self.log(calibration_summary())
         line = f"{counts['pass']} passed, {counts['fail']} failed"
         if counts["skip"]:
             line += f", {counts['skip']} skipped"
