@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """What every test run shares, guest tests and host self-tests alike: the
 bench's command-line options, and the end of the run: the tables tests
-filled in (lib/report.py) and one plain "N passed, N failed" line, the
-line scripts/check counts.
+filled in (lib/report.py), how often perftest's clock calibration failed
+(lib/perftest.py), and one plain "N passed, N failed" line, the line
+scripts/check counts.
 
 It sits at the repo top so that pytest finds it before it collects (for
 its options), whatever paths it is given. The guest pair, the reset and
@@ -10,7 +11,7 @@ the kernel log gate are in tools/testing/guest/conftest.py.
 """
 import os
 
-from tools.testing.bench.lib import report
+from tools.testing.bench.lib import perftest, report
 
 
 def pytest_addoption(parser):
@@ -55,10 +56,13 @@ def pytest_terminal_summary(terminalreporter):
             tr.write_line(line)
     if not _outcomes:
         return
+    tr.write_sep("-", "counted")
+    # Never silent: how often perftest's clock had to be calibrated again.
+    if perftest.calibration_summary():
+        tr.write_line(perftest.calibration_summary())
     passed, failed, skipped = counts()
     line = f"{passed} passed, {failed} failed"
     if skipped:
         line += f", {skipped} skipped"
     # Alone on its line: scripts/check's `counted` looks for ^N passed, N failed.
-    tr.write_sep("-", "counted")
     tr.write_line(line)

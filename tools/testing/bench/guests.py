@@ -293,9 +293,23 @@ class Guest:
             time.sleep(0.05)
 
     def connect(self, timeout=10):
+        """Connect to the agent's control socket. QEMU binds the socket's
+        path before it listens on it: a connect in between is refused, so
+        it is tried again until timeout."""
+        deadline = time.monotonic() + timeout
         self.wait_path(self.ctl_path, timeout)
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.connect(self.ctl_path)
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(self.ctl_path)
+                break
+            except ConnectionRefusedError:
+                sock.close()
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise GuestError(f"[{self.name}] control socket {self.ctl_path} "
+                                     f"refused connections for {timeout}s") from None
+                time.sleep(0.05)
+        self._sock = sock
         threading.Thread(target=self._reader, args=(self._sock,), daemon=True,
                          name=f"ctl-{self.name}").start()
 

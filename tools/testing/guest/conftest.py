@@ -26,6 +26,7 @@ import pytest
 
 from tools.testing.bench.guests import TOP, Bench, GuestError, install_signal_handlers
 from tools.testing.bench.kmsg_gate import format_record, offending
+from tools.testing.bench.lib import perftest
 
 DEFAULT_TIMEOUT = 300
 SLOW = 900
@@ -65,6 +66,8 @@ class Run:
     def close(self):
         if self.file is None:
             return
+        if perftest.calibration_summary():
+            self.log(perftest.calibration_summary(), show=False)
         with open(os.path.join(self.logdir, "results.json"), "w") as f:
             json.dump({"driver": self.config.getoption("driver"),
                        "results": [dict(name=k, **v) for k, v in self.results.items()]},

@@ -43,25 +43,6 @@ def addr(g, ip):
     return g.ip if ip == "v4" else g.ip6
 
 
-def wait_cm_listen(g, job, timeout=30, port=None):
-    """rdma_cm servers listen on no TCP port: their cm_id shows LISTEN (on
-    port, if given, so that no other server's ID can stand in for it)."""
-    want = "state LISTEN " + (f".* src-addr [^ ]*:{port}( |$)" if port else "")
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if g.run(f"rdma res show cm_id | grep -qE '{want}'", check=False).ok:
-            return
-        try:
-            res = job.wait(0, check=False)
-        except TimeoutError:
-            res = None
-        if res is not None:
-            raise AssertionError(f"server ended (rc={res.rc}) before listening:\n"
-                                 f"{res.out}{res.err}")
-        time.sleep(0.5)
-    raise AssertionError(f"server not listening within {timeout}s: {job.cmd}")
-
-
 def pair(bench, server_cmd, client_cmd, timeout=RUN_TIMEOUT, ready=None, port=None):
     """Server on B, then client on A; both results, both must exit 0.
     ready: a shell test on B that says the server is ready (default: its
@@ -73,7 +54,7 @@ def pair(bench, server_cmd, client_cmd, timeout=RUN_TIMEOUT, ready=None, port=No
         if ready:
             b.wait_for(ready, timeout=30)
         else:
-            wait_cm_listen(b, job, port=port)
+            pt.wait_cm_listening(b, port, job)
         cli = a.run(f"timeout {timeout} {client_cmd}", timeout=timeout + 30, check=False)
         try:
             srv = job.wait(30 if cli.ok else 5, check=False)
@@ -163,13 +144,15 @@ def test_mckey(bench):
 
 
 def perftest_cm(bench, program, ip, extra=""):
+    """One perftest program over rdma_cm (-R), server on B, client on A, at
+    perftest's default size, through the one perftest runner."""
     a, b = bench.a, bench.b
-    port = pt.next_port(18700)
-    base = f"{program} -R -d sroce0 -n 200 -p {port} {extra}"
-    srv, cli, text = pair(bench, base, f"{base} {addr(b, ip)}", port=port)
-    parsed = pt.parse(cli.out + cli.err)
-    problems = pt.check(program, parsed, None, 200, "RC", side="client")
-    assert parsed["rows"], f"client printed no results\n{text[-3000:]}"
+    run = pt.run_perftest(b, a, program, "sroce0", None, addr(b, ip), pt.DEFAULT_SIZE,
+                          iters=200, extra=extra, timeout=RUN_TIMEOUT, rdma_cm=True)
+    text = run.text
+    problems = pt.judge(run, program, None, 200, "RC")
+    parsed = run.parsed["client"]
+    assert parsed and parsed["rows"], f"client printed no results\n{text[-3000:]}"
     want = [b.ip if ip == "v4" else b.ip6]
     assert [str(g) for g in parsed["gids"][1:]] == want, \
         f"remote GID {parsed['gids']}, not {want}\n{text[-3000:]}"

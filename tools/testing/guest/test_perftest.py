@@ -216,8 +216,9 @@ def run_combo(bench, index, program, connection):
                  f"{'all' if size is None else op or size}")
         run, problems = s.run(program, connection, env, size, op, label)
         ran += 1
-        retry = (f", calibration retried {run.calibration_retries}x"
-                 if run.calibration_retries else "")
+        retry = (f", sizes measured again after a failed clock calibration: "
+                 f"{sorted({size for size, _ in run.remeasured})}"
+                 if run.remeasured else "")
         if problems:
             print(f"  FAIL {what} ({run.seconds:.1f}s): {pt.headline(problems)}", flush=True)
             failures.append((what, problems, run))

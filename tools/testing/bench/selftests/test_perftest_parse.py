@@ -123,6 +123,91 @@ class Perftest(unittest.TestCase):
         self.assertEqual(srv, "ib_atomic_lat -d rxe0 -x 1 -F -p 18600 -A CMP_AND_SWAP")
 
 
+class FakeGuest:
+    """Just enough of guests.Guest for run_perftest: the server job's and the
+    client's outputs come from a script, one (server, client) pair a run."""
+
+    name = "fake"
+
+    def __init__(self, script):
+        self.script, self.cmds = script, []
+
+    def spawn(self, cmd, timeout):
+        self.cmds.append(cmd)
+        out = self.script[0][0]
+        return type("Job", (), {"cmd": cmd, "wait": lambda job, t=0, check=True:
+                                Result(cmd, 0, out, "", 1.0)})()
+
+    def run(self, cmd, timeout=60, check=True):
+        if cmd.startswith("for i in"):  # the readiness poll
+            return Result(cmd, 0, "", "", 0.1)
+        self.cmds.append(cmd)
+        srv, cli = self.script.pop(0)
+        return Result(cmd, 0, cli, "", 1.0)
+
+
+class Result:
+    def __init__(self, cmd, rc, out, err, t):
+        self.cmd, self.rc, self.out, self.err, self.t = cmd, rc, out, err, t
+        self.ok = rc == 0
+
+
+CALIBRATION = "Correlation coefficient r^2: 0.863191 < 0.9\n"
+ONE_ROW = """\
+ #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+ 4          5                0.00               0.02   \t\t   0.000500
+---------------------------------------------------------------------------------------
+"""
+
+
+class Remeasure(unittest.TestCase):
+    """A row a failed clock calibration left empty is measured again alone."""
+
+    def setUp(self):
+        pt.CALIBRATION.clear()
+
+    def tearDown(self):
+        # The tally is the run's: pytest prints it at the end of the run.
+        pt.CALIBRATION.clear()
+
+    def run_with(self, script, retries=pt.CALIBRATION_RETRIES):
+        g = FakeGuest(script)
+        run = pt.run_perftest(g, g, "ib_send_bw", "sroce0", 1, "10.77.0.1", iters=5,
+                              connection="UC", mtu=1024, calibration_retries=retries)
+        return g, run, pt.judge(run, "ib_send_bw", SIZES, 5, "UC", 1024)
+
+    def test_void_row_measured_again(self):
+        good = HEAD.format(conn="UC") + BW_TABLE
+        void = good.replace(" 4          5                0.00               0.00   \t\t   0.000396",
+                            " 4          5                0.00               0.00   \t\t   0.000000")
+        again = HEAD.format(conn="UC") + ONE_ROW
+        g, run, problems = self.run_with([(good, void + CALIBRATION),
+                                          (again, again + CALIBRATION), (again, again)])
+        self.assertEqual(problems, [])
+        self.assertEqual([c.split()[-2:] for c in g.cmds[2::2]], [["-s", "4"]] * 2)
+        self.assertEqual([size for size, _ in run.remeasured], [4, 4])
+        self.assertEqual(run.parsed["client"]["rows"][1]["msg_rate"], 0.0005)
+        self.assertEqual(dict(pt.CALIBRATION), {"runs": 1, "failed": 1, "remeasured": 2})
+        self.assertIn("sizes measured again 2 times, 0 left", pt.calibration_summary())
+
+    def test_bounded_and_reported(self):
+        good = HEAD.format(conn="UC") + BW_TABLE
+        zero = HEAD.format(conn="UC") + ZERO_TABLE
+        void_one = HEAD.format(conn="UC") + ONE_ROW.replace("0.02", "0.00").replace(
+            "0.000500", "0.000000")
+        g, run, problems = self.run_with([(good, zero + CALIBRATION)]
+                                         + [(void_one, void_one + CALIBRATION)] * 6, 2)
+        self.assertEqual(len(run.remeasured), 6)  # 3 sizes, 2 tries each
+        self.assertTrue(any("Correlation" in p for p in problems), problems)
+        self.assertEqual(pt.CALIBRATION["unresolved"], 1)
+
+    def test_other_failures_not_measured_away(self):
+        good = HEAD.format(conn="UC") + BW_TABLE
+        g, run, problems = self.run_with([(good, HEAD.format(conn="UC") + CALIBRATION)])
+        self.assertEqual(run.remeasured, [])
+        self.assertTrue(problems)
+
+
 class Pingpong(unittest.TestCase):
     def test_good(self):
         p = pt.parse_pingpong(PINGPONG)
