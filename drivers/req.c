@@ -632,7 +632,8 @@ static void sroce_req_drained(struct sroce_qp *qp)
 /**
  * sroce_req_run() - send what the send queue holds, within a budget
  * @qp: the QP
- * @budget: packets at most
+ * @budget: turns of the loop at most: a packet sent, a local WQE done, or
+ *	    a fetch that found the queue not quite empty
  *
  * Context: any; sq_lock held.
  * Return: why it stopped.
@@ -661,6 +662,12 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 					stop = SROCE_REQ_IDLE;
 					break;
 				}
+				/*
+				 * Posted meanwhile, or a producer index that
+				 * the process moves back and forth: either
+				 * way a turn of the loop, paid for.
+				 */
+				budget--;
 				continue;
 			}
 		}
@@ -675,8 +682,14 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 			stop = SROCE_REQ_BLOCKED;
 			break;
 		}
-		if (swqe->wire_op == SROCE_REQ_LOCAL)
+		if (swqe->wire_op == SROCE_REQ_LOCAL) {
+			/*
+			 * No packet, but work: a process posting only binds
+			 * and invalidations must not keep us here for good.
+			 */
+			budget--;
 			continue;
+		}
 		ret = sroce_req_step(qp, swqe);
 		if (ret == -EAGAIN || ret == -ENOMEM) {
 			stop = ret == -ENOMEM ? SROCE_REQ_BUDGET :
