@@ -289,6 +289,9 @@ static enum sroce_serve sroce_resp_answer(struct sroce_qp *qp,
 					  struct sroce_rd_res *res,
 					  unsigned int *budget)
 {
+	/* An earlier entry may have spent it all: this one waits its turn. */
+	if (!*budget)
+		return SROCE_SERVE_BUDGET;
 	if (sroce_qp_tx_full(qp))
 		return SROCE_SERVE_BLOCKED;
 	if (res->op != SROCE_OP_READ_REQ) {
