@@ -295,11 +295,18 @@ static void sroce_qp_ref_release(struct sroce_qp_ref *ref)
 		kfree_rcu(ref, rcu);
 }
 
+/*
+ * err_work flushes through the requester's and the responder's memory,
+ * and they may queue it (sroce_qp_error()): stop them, then err_work,
+ * and only then free what it reads.
+ */
 static void sroce_qp_fini_runtime(struct sroce_qp *qp)
 {
+	sroce_req_stop(qp);
+	sroce_resp_stop(qp);
+	cancel_work_sync(&qp->err_work);
 	sroce_req_fini(qp);
 	sroce_resp_fini(qp);
-	cancel_work_sync(&qp->err_work);
 	sroce_qp_ref_release(qp->ref);
 	kvfree(qp->kav);
 }

@@ -44,11 +44,17 @@ int sroce_req_init(struct sroce_qp *qp)
 	return 0;
 }
 
-void sroce_req_fini(struct sroce_qp *qp)
+/* Nothing of the requester runs after this: its timers, its worker. */
+void sroce_req_stop(struct sroce_qp *qp)
 {
 	del_timer_sync(&qp->req.timer);
 	del_timer_sync(&qp->req.rnr_timer);
 	cancel_work_sync(&qp->send_work);
+}
+
+/* After sroce_req_stop(), or before anything could run. */
+void sroce_req_fini(struct sroce_qp *qp)
+{
 	kvfree(qp->req.wqes);
 }
 

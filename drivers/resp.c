@@ -55,9 +55,15 @@ int sroce_resp_init(struct sroce_qp *qp, u32 rwqe_bytes)
 	return 0;
 }
 
-void sroce_resp_fini(struct sroce_qp *qp)
+/* Nothing of the responder's worker runs after this. */
+void sroce_resp_stop(struct sroce_qp *qp)
 {
 	cancel_work_sync(&qp->resp_work);
+}
+
+/* After sroce_resp_stop(), or before anything could run. */
+void sroce_resp_fini(struct sroce_qp *qp)
+{
 	kfree(qp->resp.res);
 	kfree(qp->resp.rwqe);
 }
