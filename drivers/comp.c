@@ -67,6 +67,8 @@ void sroce_comp_complete(struct sroce_qp *qp)
 	struct sroce_swqe *swqe;
 	u8 status;
 
+	lockdep_assert_held(&qp->sq_lock);
+
 	while (qp->sq.cons != req->head) {
 		swqe = sroce_swqe_at(qp, qp->sq.cons);
 		if (!swqe->done)
@@ -90,6 +92,7 @@ void sroce_comp_complete(struct sroce_qp *qp)
 /* Fails a WQE with @status; it completes in turn. Context: sq_lock. */
 void sroce_comp_fail(struct sroce_qp *qp, struct sroce_swqe *swqe, u8 status)
 {
+	lockdep_assert_held(&qp->sq_lock);
 	swqe->status = status;
 	swqe->done = true;
 	sroce_comp_complete(qp);
@@ -110,6 +113,8 @@ static struct sroce_swqe *sroce_comp_oldest(struct sroce_qp *qp)
 void sroce_comp_arm_timer(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->sq_lock);
 
 	if (qp->ibqp.qp_type != IB_QPT_RC || !req->timeout ||
 	    READ_ONCE(qp->state) != IB_QPS_RTS)
@@ -355,6 +360,8 @@ static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *swqe)
 static void sroce_comp_busy(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->sq_lock);
 
 	if (req->timeout && req->acked != req->max_psn)
 		mod_timer(&req->timer, jiffies + req->timeout);

@@ -567,6 +567,7 @@ static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
  */
 static void sroce_qp_flush(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
 	spin_lock_bh(&qp->sq_lock);
 	del_timer(&qp->req.timer);
 	del_timer(&qp->req.rnr_timer);
@@ -602,6 +603,7 @@ void sroce_qp_error(struct sroce_qp *qp)
 /* Makes the attributes say what the data path decided. Under qp->lock. */
 static void sroce_qp_sync_error(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
 	if (READ_ONCE(qp->state) != IB_QPS_ERR)
 		return;
 	qp->attr.qp_state = IB_QPS_ERR;

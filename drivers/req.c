@@ -86,6 +86,8 @@ void sroce_req_start(struct sroce_qp *qp)
 	const struct ib_qp_attr *a = &qp->attr;
 	u64 usecs;
 
+	lockdep_assert_held(&qp->sq_lock);
+
 	req->psn = a->sq_psn;
 	req->max_psn = a->sq_psn;
 	req->acked = a->sq_psn;
@@ -651,6 +653,8 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 	enum sroce_req_stop stop = SROCE_REQ_BUDGET;
 	int ret;
 
+	lockdep_assert_held(&qp->sq_lock);
+
 	while (budget) {
 		if (!sroce_req_sending(qp)) {
 			stop = SROCE_REQ_BLOCKED;
@@ -731,6 +735,8 @@ void sroce_req_rewind(struct sroce_qp *qp)
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *swqe;
 	u32 idx, n;
+
+	lockdep_assert_held(&qp->sq_lock);
 
 	for (idx = qp->sq.cons; idx != req->cur; idx++)
 		if (!sroce_swqe_at(qp, idx)->done)

@@ -101,6 +101,8 @@ void sroce_resp_reset(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 
+	lockdep_assert_held(&qp->rq_lock);
+
 	resp->op = 0;
 	resp->has_rwqe = false;
 	resp->nak_sent = false;
@@ -117,6 +119,8 @@ void sroce_resp_reset(struct sroce_qp *qp)
 void sroce_resp_start(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
+
+	lockdep_assert_held(&qp->rq_lock);
 
 	sroce_resp_reset(qp);
 	resp->psn = qp->attr.rq_psn;
@@ -335,6 +339,8 @@ static bool sroce_resp_serve(struct sroce_qp *qp, unsigned int budget)
 {
 	struct sroce_resp *resp = &qp->resp;
 	enum sroce_serve st;
+
+	lockdep_assert_held(&qp->rq_lock);
 
 	if (resp->replay) {
 		st = sroce_resp_answer(qp, resp->replay, &budget);
