@@ -276,6 +276,18 @@ static u8 sroce_nak_status(u8 code)
 	}
 }
 
+/*
+ * Is @psn that of a request sent and not yet acknowledged? A NAK names the
+ * request the responder stopped at, which it has not acknowledged: one
+ * outside [acked, max_psn) is stale (delayed, duplicated) or forged, and
+ * must not fail the QP or stall it.
+ */
+static bool sroce_comp_outstanding(const struct sroce_qp *qp, u32 psn)
+{
+	return sroce_psn_cmp(psn, qp->req.acked) >= 0 &&
+	       sroce_psn_cmp(psn, qp->req.max_psn) < 0;
+}
+
 static void sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_aeth *aeth = sroce_pkt_hdr(pkt, SROCE_HAS_AETH);
@@ -289,12 +301,13 @@ static void sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			sroce_comp_progress(qp);
 		break;
 	case SROCE_SYN_RNR_NAK:
-		sroce_comp_rnr(qp, pkt->psn, syn & SROCE_SYN_VALUE_MASK);
+		if (sroce_comp_outstanding(qp, pkt->psn))
+			sroce_comp_rnr(qp, pkt->psn,
+				       syn & SROCE_SYN_VALUE_MASK);
 		break;
 	case SROCE_SYN_NAK:
 		sroce_count(sdev, SROCE_CNT_NAK_RECEIVED);
-		/* A NAK for what was never sent is not about us. */
-		if (sroce_psn_cmp(pkt->psn, qp->req.max_psn) >= 0)
+		if (!sroce_comp_outstanding(qp, pkt->psn))
 			break;
 		if ((syn & SROCE_SYN_VALUE_MASK) == SROCE_NAK_PSN_SEQ) {
 			sroce_comp_seq_nak(qp, pkt->psn);

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: the requester on a stand-in kernel QP, with no netdev: nothing
- * here sends a packet.
+ * KUnit: the requester and the completer on a stand-in kernel QP, with no
+ * netdev: nothing here sends a packet.
  *
  * The requester's loop, on a UC QP whose send ring holds only local work
  * requests (fast registration and Local Invalidate of one MR, over and
  * over): every run must end within its budget, leaving the rest to the
- * worker.
+ * worker. The completer, on an RC QP with one request outstanding: a NAK
+ * or RNR NAK for a PSN outside the outstanding window changes nothing.
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
@@ -150,8 +151,122 @@ static void local_wqes_spend_budget(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->state), IB_QPS_RTS);
 }
 
+/* ---- the completer: NAKs outside the outstanding window ---- */
+
+#define OUT_PSN		100	/* the one request outstanding */
+
+/*
+ * The fixture's QP made RC, with one Send at OUT_PSN sent and not yet
+ * acknowledged: [acked, max_psn) = [OUT_PSN, OUT_PSN + 1).
+ */
+static struct req_fixture *rc_fixture(struct kunit *test)
+{
+	struct req_fixture *fx = req_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *swqe;
+
+	fx->cq = kunit_kzalloc(test, sizeof(*fx->cq), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fx->cq);
+	KUNIT_ASSERT_EQ(test, sroce_cq_init(fx->cq, 8), 0);
+	fx->cq->ibcq.device = &fx->sdev->ibdev;
+	qp->ibqp.send_cq = &fx->cq->ibcq;
+	qp->ibqp.qp_type = IB_QPT_RC;
+
+	post_local(fx, 1);
+	swqe = sroce_swqe_at(qp, 0);
+	memset(swqe, 0, sizeof(*swqe));
+	swqe->wqe.opcode = IB_UVERBS_WR_SEND;
+	swqe->wire_op = SROCE_OP_SEND_FIRST;
+	swqe->first_psn = OUT_PSN;
+	swqe->last_psn = OUT_PSN;
+	swqe->numbered = true;
+	swqe->sent = true;
+	qp->req.head = 1;
+	qp->req.cur = 1;
+	qp->req.acked = OUT_PSN;
+	qp->req.psn = OUT_PSN + 1;
+	qp->req.max_psn = OUT_PSN + 1;
+	qp->req.retry = 7;
+	qp->req.rnr_retry = 7;
+	return fx;
+}
+
+/* An ACK-opcode packet at @psn with AETH syndrome @syn, to the completer. */
+static void answer(struct req_fixture *fx, u32 psn, u8 syn)
+{
+	struct {
+		struct sroce_bth bth;
+		struct sroce_aeth aeth;
+	} hdr = {
+		.aeth.smsn = cpu_to_be32((u32)syn << SROCE_AETH_SYN_SHIFT),
+	};
+	struct sroce_pkt pkt = {
+		.bth = &hdr.bth,
+		.opcode = SROCE_OP_ACK,
+		.mask = SROCE_HAS_AETH,
+		.psn = psn,
+	};
+
+	sroce_comp_rx(fx->qp, &pkt);
+}
+
+/* Nothing happened to the one outstanding request, nor to the QP. */
+static void expect_untouched(struct kunit *test, struct req_fixture *fx)
+{
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *swqe = sroce_swqe_at(qp, 0);
+
+	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->state), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, swqe->status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_FALSE(test, swqe->done);
+	KUNIT_EXPECT_FALSE(test, qp->req.rnr_wait);
+	KUNIT_EXPECT_EQ(test, qp->req.acked, (u32)OUT_PSN);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
+}
+
+static void stale_nak_ignored(struct kunit *test)
+{
+	struct req_fixture *fx = rc_fixture(test);
+	static const u32 psns[] = { OUT_PSN - 1, OUT_PSN - 1000,
+				    OUT_PSN + 1, OUT_PSN + 5000 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(psns); i++) {
+		answer(fx, psns[i], SROCE_SYN_NAK | SROCE_NAK_REMOTE_ACCESS);
+		answer(fx, psns[i], SROCE_SYN_NAK | SROCE_NAK_INVALID_REQ);
+		answer(fx, psns[i], SROCE_SYN_RNR_NAK | 0);
+		expect_untouched(test, fx);
+	}
+}
+
+/*
+ * The same NAKs at the outstanding PSN do act: the window is not empty.
+ * RNR timer 0 is the longest wait (655 ms): the test is over, and the timer
+ * stopped, long before it would send anything.
+ */
+static void outstanding_rnr_nak_acts(struct kunit *test)
+{
+	struct req_fixture *fx = rc_fixture(test);
+
+	answer(fx, OUT_PSN, SROCE_SYN_RNR_NAK | 0);
+	KUNIT_EXPECT_TRUE(test, fx->qp->req.rnr_wait);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(fx->qp->state), IB_QPS_RTS);
+}
+
+static void outstanding_nak_fails(struct kunit *test)
+{
+	struct req_fixture *fx = rc_fixture(test);
+
+	answer(fx, OUT_PSN, SROCE_SYN_NAK | SROCE_NAK_REMOTE_ACCESS);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(fx->qp->state), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, fx->qp->sq.cons, 1U);
+}
+
 static struct kunit_case req_cases[] = {
 	KUNIT_CASE(local_wqes_spend_budget),
+	KUNIT_CASE(stale_nak_ignored),
+	KUNIT_CASE(outstanding_rnr_nak_acts),
+	KUNIT_CASE(outstanding_nak_fails),
 	{}
 };
 
