@@ -151,7 +151,9 @@ struct sroce_rd_res {
  * @res_head: next entry of @res to use
  * @res_send: oldest entry of @res with answers still to send; answers go
  *	      out in PSN order, so the entries are served first in, first out
- * @replay: an entry answered again for a duplicate request, or NULL
+ * @replay: @replay_buf while it is answered again for a duplicate, or NULL
+ * @replay_buf: a copy of the entry a duplicate hit: the entry itself may be
+ *		taken meanwhile by a new request the peer sent after it
  * @ack_psn: an ACK waiting for the answers before it to go out
  * @ack_pending: @ack_psn is valid
  * @rwqe: the receive WQE; its SGEs follow it
@@ -176,6 +178,7 @@ struct sroce_resp {
 	u32 res_head;
 	u32 res_send;
 	struct sroce_rd_res *replay;
+	struct sroce_rd_res replay_buf;
 	u32 ack_psn;
 	bool ack_pending;
 	struct sroce_recv_wqe *rwqe;

@@ -387,8 +387,6 @@ static struct sroce_rd_res *sroce_resp_new_res(struct sroce_qp *qp)
 	if (resp->res_head - resp->res_send >= resp->nres)
 		return NULL;
 	res = &resp->res[resp->res_head % resp->nres];
-	if (res == resp->replay)
-		return NULL;
 	memset(res, 0, sizeof(*res));
 	return res;
 }
@@ -728,18 +726,20 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	/*
 	 * Answers still queued come first, and may well be what the
 	 * requester lacks: a duplicate then is dropped, and asked again
-	 * later if it still matters. Otherwise it is answered again from
-	 * its own entry, which no new request can take meanwhile.
+	 * later if it still matters. Otherwise it is answered again from a
+	 * copy of its entry: the peer may pipeline new reads behind it, and
+	 * the oldest entry, this one perhaps, is the next one they take.
 	 */
 	if (resp->res_send != resp->res_head || resp->replay)
 		return;
+	resp->replay_buf = *hit;
+	resp->replay = &resp->replay_buf;
 	if (pkt->mask & SROCE_READ) {
 		/* Answer from where the requester says it lacks data. */
-		hit->psn = pkt->psn;
-		hit->va = be64_to_cpu(reth->va);
-		hit->len = be32_to_cpu(reth->len);
+		resp->replay->psn = pkt->psn;
+		resp->replay->va = be64_to_cpu(reth->va);
+		resp->replay->len = be32_to_cpu(reth->len);
 	}
-	resp->replay = hit;
 }
 
 static void sroce_resp_rc(struct sroce_qp *qp, struct sroce_pkt *pkt)

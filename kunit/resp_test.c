@@ -189,8 +189,38 @@ static void atomic_ack_within_budget(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fx->qp->resp.res_send, 1U);
 }
 
+/*
+ * A read asked for again is being answered again when the peer sends a
+ * new read behind it, and the one resource the QP has is the replayed
+ * read's: the new read is taken all the same, not refused as one too many.
+ */
+static void new_read_behind_replay(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 1);
+	u64 va = (uintptr_t)fx->buf;
+
+	read_req(fx, 0, va, MTU);
+	KUNIT_ASSERT_EQ(test, sent(fx), 1ULL);
+
+	tx_full(fx, true);
+	read_req(fx, 0, va, MTU);		/* its response was lost */
+	KUNIT_ASSERT_NOT_NULL(test, fx->qp->resp.replay);
+	read_req(fx, 1, va + MTU, MTU);		/* pipelined behind it */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(fx->qp->state), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.psn, 2U);
+
+	/* Both answered, the replay first; no NAK among them. */
+	tx_full(fx, false);
+	poke(fx);
+	KUNIT_EXPECT_EQ(test, sent(fx), 3ULL);
+	KUNIT_EXPECT_NULL(test, fx->qp->resp.replay);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_NAK_SENT),
+			0ULL);
+}
+
 static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(atomic_ack_within_budget),
+	KUNIT_CASE(new_read_behind_replay),
 	{}
 };
 
