@@ -120,6 +120,8 @@ struct sroce_req {
  * @len: bytes still to send
  * @psn: PSN of the next response packet
  * @orig: an atomic's original value, replayed for a duplicate
+ * @start: a read's first remote address, as requested
+ * @total: a read's length, as requested
  */
 struct sroce_rd_res {
 	u8 op;
@@ -130,7 +132,22 @@ struct sroce_rd_res {
 	u32 len;
 	u32 psn;
 	u64 orig;
+	u64 start;
+	u32 total;
 };
+
+/*
+ * May a repeated read request be answered from @res? Only with the rkey
+ * and within the range the request it repeats was checked for: what a
+ * peer asks again is the rest of what it asked, never more.
+ */
+static inline bool sroce_rd_res_covers(const struct sroce_rd_res *res,
+				       u32 rkey, u64 va, u32 len)
+{
+	return rkey == res->rkey && va >= res->start &&
+	       va - res->start <= res->total &&
+	       len <= res->total - (u32)(va - res->start);
+}
 
 /**
  * struct sroce_resp - the responder of a QP

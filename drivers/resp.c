@@ -591,6 +591,8 @@ static enum sroce_verdict sroce_resp_read(struct sroce_qp *qp,
 	res->va = va;
 	res->rkey = be32_to_cpu(reth->rkey);
 	res->len = len;
+	res->start = va;
+	res->total = len;
 	resp->res_head++;
 	/* The responses take the PSNs up to the last one. */
 	resp->psn = res->last_psn;
@@ -721,7 +723,11 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (pkt->mask & SROCE_ATOMIC && pkt->psn != hit->first_psn)
 		return;
 	reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
-	if (pkt->mask & SROCE_READ && !sroce_resp_mr_ok(qp, reth))
+	if (pkt->mask & SROCE_READ &&
+	    (!sroce_rd_res_covers(hit, be32_to_cpu(reth->rkey),
+				  be64_to_cpu(reth->va),
+				  be32_to_cpu(reth->len)) ||
+	     !sroce_resp_mr_ok(qp, reth)))
 		return;
 	/*
 	 * Answers still queued come first, and may well be what the

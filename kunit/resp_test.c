@@ -218,9 +218,30 @@ static void new_read_behind_replay(struct kunit *test)
 			0ULL);
 }
 
+/*
+ * A repeated read is answered only within the range the read it repeats
+ * asked for: not elsewhere in the MR, however large the MR is.
+ */
+static void dup_read_out_of_range(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 1);
+	u64 va = (uintptr_t)fx->buf;
+
+	read_req(fx, 0, va, 2 * MTU);
+	KUNIT_ASSERT_EQ(test, sent(fx), 2ULL);
+	read_req(fx, 0, va + 8 * MTU, 2 * MTU);	/* elsewhere */
+	read_req(fx, 0, va, 4 * MTU);			/* more */
+	KUNIT_EXPECT_EQ(test, sent(fx), 2ULL);
+	KUNIT_EXPECT_NULL(test, fx->qp->resp.replay);
+	/* The rest of the same read is answered. */
+	read_req(fx, 1, va + MTU, MTU);
+	KUNIT_EXPECT_EQ(test, sent(fx), 3ULL);
+}
+
 static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(atomic_ack_within_budget),
 	KUNIT_CASE(new_read_behind_replay),
+	KUNIT_CASE(dup_read_out_of_range),
 	{}
 };
 
