@@ -643,6 +643,11 @@ static enum sroce_verdict sroce_resp_atomic(struct sroce_qp *qp,
 			   IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr)
 		return SROCE_NAK_ACCESS;
+	/* And so must the memory, for the CPU's atomics (split locks). */
+	if (!sroce_mr_aligned(mr, va, sizeof(u64))) {
+		sroce_mr_put(mr);
+		return SROCE_NAK_INV;
+	}
 	res = sroce_resp_new_res(qp);
 	if (!res) {
 		sroce_mr_put(mr);
