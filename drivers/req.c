@@ -206,8 +206,8 @@ static u8 sroce_req_check(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		if (sroce_qp_is_kernel(qp))
 			swqe->av = qp->kav[sroce_queue_slot(qp->req.head,
 							    qp->sq.q.slots)];
-		else if (sroce_ah_lookup_av(qp->uc, w->wr.ud.ah_num,
-					    &swqe->av))
+		else if (sroce_ah_lookup_av(qp->uc, qp->ibqp.pd,
+					    w->wr.ud.ah_num, &swqe->av))
 			return IB_WC_LOC_QP_OP_ERR;
 	}
 	if (inl)
