@@ -147,8 +147,8 @@ static void local_wqes_spend_budget(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->req.cur, 32U);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 32U);
 	/* Every registration and invalidation was carried out, in order. */
-	KUNIT_EXPECT_FALSE(test, READ_ONCE(fx->mr->valid));
-	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->state), IB_QPS_RTS);
+	KUNIT_EXPECT_FALSE(test, fx->mr->valid);
+	KUNIT_EXPECT_EQ(test, qp->state, IB_QPS_RTS);
 }
 
 /* ---- the completer: NAKs outside the outstanding window ---- */
@@ -216,7 +216,7 @@ static void expect_untouched(struct kunit *test, struct req_fixture *fx)
 	struct sroce_qp *qp = fx->qp;
 	struct sroce_swqe *swqe = sroce_swqe_at(qp, 0);
 
-	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->state), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, qp->state, IB_QPS_RTS);
 	KUNIT_EXPECT_EQ(test, swqe->status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_FALSE(test, swqe->done);
 	KUNIT_EXPECT_FALSE(test, qp->req.rnr_wait);
@@ -250,7 +250,7 @@ static void outstanding_rnr_nak_acts(struct kunit *test)
 
 	answer(fx, OUT_PSN, SROCE_SYN_RNR_NAK | 0);
 	KUNIT_EXPECT_TRUE(test, fx->qp->req.rnr_wait);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(fx->qp->state), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, fx->qp->state, IB_QPS_RTS);
 }
 
 static void outstanding_nak_fails(struct kunit *test)
@@ -258,7 +258,7 @@ static void outstanding_nak_fails(struct kunit *test)
 	struct req_fixture *fx = rc_fixture(test);
 
 	answer(fx, OUT_PSN, SROCE_SYN_NAK | SROCE_NAK_REMOTE_ACCESS);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(fx->qp->state), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, fx->qp->state, IB_QPS_ERR);
 	KUNIT_EXPECT_EQ(test, fx->qp->sq.cons, 1U);
 }
 

@@ -180,7 +180,7 @@ static void atomic_ack_within_budget(struct kunit *test)
 	request(fx, SROCE_OP_FETCH_ADD, RX_BUDGET, fx->mr->key,
 		va + RX_BUDGET * MTU, 8);
 	read_req(fx, RX_BUDGET + 1, va, RX_BUDGET * MTU);
-	KUNIT_ASSERT_EQ(test, READ_ONCE(fx->qp->state), IB_QPS_RTS);
+	KUNIT_ASSERT_EQ(test, fx->qp->state, IB_QPS_RTS);
 	KUNIT_ASSERT_EQ(test, sent(fx), 0ULL);
 
 	tx_full(fx, false);
@@ -206,7 +206,7 @@ static void new_read_behind_replay(struct kunit *test)
 	read_req(fx, 0, va, MTU);		/* its response was lost */
 	KUNIT_ASSERT_NOT_NULL(test, fx->qp->resp.replay);
 	read_req(fx, 1, va + MTU, MTU);		/* pipelined behind it */
-	KUNIT_EXPECT_EQ(test, READ_ONCE(fx->qp->state), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, fx->qp->state, IB_QPS_RTS);
 	KUNIT_EXPECT_EQ(test, fx->qp->resp.psn, 2U);
 
 	/* Both answered, the replay first; no NAK among them. */
