@@ -83,6 +83,7 @@ void sroce_av_get(const struct sroce_av *av, struct rdma_ah_attr *attr)
 /**
  * sroce_ah_lookup_av() - the address a user send WQE's ah_num names
  * @uc: the context of the QP whose WQE it is
+ * @pd: the QP's PD: an AH of another PD is not the QP's to use
  * @ah_num: as read from the WQE; any value
  * @av: a copy of the AH's address, on success
  *
@@ -91,15 +92,17 @@ void sroce_av_get(const struct sroce_av *av, struct rdma_ah_attr *attr)
  * the send goes out to the address it had when the WQE was taken.
  *
  * Context: process or softirq.
- * Return: 0, or -EINVAL when @uc has no AH of that number.
+ * Return: 0, or -EINVAL when @uc has no AH of that number in @pd.
  */
-int sroce_ah_lookup_av(struct sroce_ucontext *uc, u32 ah_num,
-		       struct sroce_av *av)
+int sroce_ah_lookup_av(struct sroce_ucontext *uc, const struct ib_pd *pd,
+		       u32 ah_num, struct sroce_av *av)
 {
 	struct sroce_ah *ah;
 
 	xa_lock_bh(&uc->ahs);
 	ah = xa_load(&uc->ahs, ah_num);
+	if (ah && ah->ibah.pd != pd)
+		ah = NULL;
 	if (ah)
 		*av = ah->av;
 	xa_unlock_bh(&uc->ahs);

@@ -57,8 +57,8 @@ static inline struct sroce_ah *to_sah(struct ib_ah *ibah)
 int sroce_av_check(const struct rdma_ah_attr *attr);
 void sroce_av_set(struct sroce_av *av, const struct rdma_ah_attr *attr);
 void sroce_av_get(const struct sroce_av *av, struct rdma_ah_attr *attr);
-int sroce_ah_lookup_av(struct sroce_ucontext *uc, u32 ah_num,
-		       struct sroce_av *av);
+int sroce_ah_lookup_av(struct sroce_ucontext *uc, const struct ib_pd *pd,
+		       u32 ah_num, struct sroce_av *av);
 
 extern const struct ib_device_ops sroce_ah_ops;
 

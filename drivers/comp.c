@@ -67,6 +67,8 @@ void sroce_comp_complete(struct sroce_qp *qp)
 	struct sroce_swqe *swqe;
 	u8 status;
 
+	lockdep_assert_held(&qp->sq_lock);
+
 	while (qp->sq.cons != req->head) {
 		swqe = sroce_swqe_at(qp, qp->sq.cons);
 		if (!swqe->done)
@@ -90,6 +92,7 @@ void sroce_comp_complete(struct sroce_qp *qp)
 /* Fails a WQE with @status; it completes in turn. Context: sq_lock. */
 void sroce_comp_fail(struct sroce_qp *qp, struct sroce_swqe *swqe, u8 status)
 {
+	lockdep_assert_held(&qp->sq_lock);
 	swqe->status = status;
 	swqe->done = true;
 	sroce_comp_complete(qp);
@@ -110,6 +113,8 @@ static struct sroce_swqe *sroce_comp_oldest(struct sroce_qp *qp)
 void sroce_comp_arm_timer(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->sq_lock);
 
 	if (qp->ibqp.qp_type != IB_QPT_RC || !req->timeout ||
 	    READ_ONCE(qp->state) != IB_QPS_RTS)
@@ -271,6 +276,18 @@ static u8 sroce_nak_status(u8 code)
 	}
 }
 
+/*
+ * Is @psn that of a request sent and not yet acknowledged? A NAK names the
+ * request the responder stopped at, which it has not acknowledged: one
+ * outside [acked, max_psn) is stale (delayed, duplicated) or forged, and
+ * must not fail the QP or stall it.
+ */
+static bool sroce_comp_outstanding(const struct sroce_qp *qp, u32 psn)
+{
+	return sroce_psn_cmp(psn, qp->req.acked) >= 0 &&
+	       sroce_psn_cmp(psn, qp->req.max_psn) < 0;
+}
+
 static void sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_aeth *aeth = sroce_pkt_hdr(pkt, SROCE_HAS_AETH);
@@ -284,12 +301,13 @@ static void sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			sroce_comp_progress(qp);
 		break;
 	case SROCE_SYN_RNR_NAK:
-		sroce_comp_rnr(qp, pkt->psn, syn & SROCE_SYN_VALUE_MASK);
+		if (sroce_comp_outstanding(qp, pkt->psn))
+			sroce_comp_rnr(qp, pkt->psn,
+				       syn & SROCE_SYN_VALUE_MASK);
 		break;
 	case SROCE_SYN_NAK:
 		sroce_count(sdev, SROCE_CNT_NAK_RECEIVED);
-		/* A NAK for what was never sent is not about us. */
-		if (sroce_psn_cmp(pkt->psn, qp->req.max_psn) >= 0)
+		if (!sroce_comp_outstanding(qp, pkt->psn))
 			break;
 		if ((syn & SROCE_SYN_VALUE_MASK) == SROCE_NAK_PSN_SEQ) {
 			sroce_comp_seq_nak(qp, pkt->psn);
@@ -355,6 +373,8 @@ static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *swqe)
 static void sroce_comp_busy(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->sq_lock);
 
 	if (req->timeout && req->acked != req->max_psn)
 		mod_timer(&req->timer, jiffies + req->timeout);

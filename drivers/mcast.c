@@ -156,6 +156,8 @@ static int sroce_mcast_remove(struct sroce_dev *sdev, struct sroce_mcast *old,
 {
 	struct sroce_mcast *g;
 
+	lockdep_assert_held(&sdev->mcast_lock);
+
 	if (old->nqp == 1) {
 		list_del_rcu(&old->node);
 		sdev->nmcast--;

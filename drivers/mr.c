@@ -268,6 +268,27 @@ struct page *sroce_mr_page(const struct sroce_mr *mr, u64 iova,
 }
 
 /**
+ * sroce_mr_aligned() - is an address of an MR aligned where it lies in memory
+ * @mr: the MR
+ * @iova: an address sroce_mr_check() accepted for @mr
+ * @align: a power of two
+ *
+ * A user MR's iova is the consumer's choice (ibv_reg_mr_iova()): an
+ * aligned iova may sit at any offset in its page. What the CPU's atomics
+ * need aligned is the memory.
+ *
+ * Context: any.
+ */
+bool sroce_mr_aligned(const struct sroce_mr *mr, u64 iova, u32 align)
+{
+	u64 pos = iova;
+
+	if (!sroce_mr_is_dma(mr))
+		pos = iova - mr->iova + mr->page_off;
+	return !(pos & (align - 1));
+}
+
+/**
  * sroce_mr_copy_from() - copy bytes out of an MR
  * @mr: the MR
  * @iova: first byte, checked with sroce_mr_check()

@@ -154,6 +154,7 @@ int sroce_mr_invalidate(struct sroce_dev *sdev, const struct ib_pd *pd,
 
 struct page *sroce_mr_page(const struct sroce_mr *mr, u64 iova,
 			   unsigned int *off);
+bool sroce_mr_aligned(const struct sroce_mr *mr, u64 iova, u32 align);
 void sroce_mr_copy_from(const struct sroce_mr *mr, u64 iova, void *dst,
 			u32 len);
 void sroce_mr_copy_to(const struct sroce_mr *mr, u64 iova, const void *src,

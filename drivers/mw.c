@@ -30,9 +30,10 @@ static_assert(sizeof(struct sroce_send_wqe) == 64);
  */
 #define SROCE_MW_BIND_ACCESS	(SROCE_MW_ACCESS | IB_ACCESS_LOCAL_WRITE)
 
-/* Leaves the window bound to nothing. Context: mw_lock held, or unfindable. */
+/* Leaves the window bound to nothing. Context: mw_lock held. */
 static void sroce_mw_unbind_locked(struct sroce_mr *mw)
 {
+	lockdep_assert_held(&mw->mw_lock);
 	WRITE_ONCE(mw->valid, false);
 	if (mw->parent) {
 		atomic_dec(&mw->parent->nr_mw);
@@ -113,6 +114,8 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 	struct sroce_mr *mw, *mr = NULL;
 	int err = -EINVAL;
 
+	lockdep_assert_held(&qp->sq_lock);
+
 	if (w->wr.bind.access & ~SROCE_MW_BIND_ACCESS)
 		return -EINVAL;
 	mw = sroce_mr_get_index(&sdev->mrs, w->wr.bind.mw_rkey);
@@ -141,6 +144,7 @@ out:
 static bool sroce_mw_grants(const struct sroce_mr *mw, const struct ib_qp *qp,
 			    u32 rkey, u64 iova, u64 length, u32 access)
 {
+	lockdep_assert_held(&mw->mw_lock);
 	if (!mw->valid || mw->key != rkey || mw->pd != qp->pd ||
 	    (access & ~mw->access))
 		return false;

@@ -11,6 +11,7 @@
 #include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 
+#include "ah.h"
 #include "wire.h"
 
 /* What follows the BTH, in wire order. */
@@ -130,6 +131,19 @@ static inline int sroce_psn_cmp(u32 a, u32 b)
 static inline u32 sroce_psn_add(u32 psn, u32 n)
 {
 	return (psn + n) & SROCE_BTH_PSN_MASK;
+}
+
+/*
+ * Is @pkt from the peer @av leads to, at the address the path starts from?
+ * The GIDs alone do not say: an IPv4 path's GIDs are IPv4-mapped IPv6
+ * addresses, which an IPv6 frame can carry too.
+ */
+static inline bool sroce_pkt_from_peer(const struct sroce_pkt *pkt,
+				       const struct sroce_av *av)
+{
+	return pkt->net_type == av->net_type &&
+	       !memcmp(&pkt->sgid, &av->dgid, sizeof(pkt->sgid)) &&
+	       !memcmp(&pkt->dgid, &av->sgid, sizeof(pkt->dgid));
 }
 
 #endif /* SROCE_PKT_H */

@@ -295,11 +295,18 @@ static void sroce_qp_ref_release(struct sroce_qp_ref *ref)
 		kfree_rcu(ref, rcu);
 }
 
+/*
+ * err_work flushes through the requester's and the responder's memory,
+ * and they may queue it (sroce_qp_error()): stop them, then err_work,
+ * and only then free what it reads.
+ */
 static void sroce_qp_fini_runtime(struct sroce_qp *qp)
 {
+	sroce_req_stop(qp);
+	sroce_resp_stop(qp);
+	cancel_work_sync(&qp->err_work);
 	sroce_req_fini(qp);
 	sroce_resp_fini(qp);
-	cancel_work_sync(&qp->err_work);
 	sroce_qp_ref_release(qp->ref);
 	kvfree(qp->kav);
 }
@@ -560,6 +567,7 @@ static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
  */
 static void sroce_qp_flush(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
 	spin_lock_bh(&qp->sq_lock);
 	del_timer(&qp->req.timer);
 	del_timer(&qp->req.rnr_timer);
@@ -595,6 +603,7 @@ void sroce_qp_error(struct sroce_qp *qp)
 /* Makes the attributes say what the data path decided. Under qp->lock. */
 static void sroce_qp_sync_error(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
 	if (READ_ONCE(qp->state) != IB_QPS_ERR)
 		return;
 	qp->attr.qp_state = IB_QPS_ERR;

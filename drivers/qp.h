@@ -120,6 +120,8 @@ struct sroce_req {
  * @len: bytes still to send
  * @psn: PSN of the next response packet
  * @orig: an atomic's original value, replayed for a duplicate
+ * @start: a read's first remote address, as requested
+ * @total: a read's length, as requested
  */
 struct sroce_rd_res {
 	u8 op;
@@ -130,7 +132,22 @@ struct sroce_rd_res {
 	u32 len;
 	u32 psn;
 	u64 orig;
+	u64 start;
+	u32 total;
 };
+
+/*
+ * May a repeated read request be answered from @res? Only with the rkey
+ * and within the range the request it repeats was checked for: what a
+ * peer asks again is the rest of what it asked, never more.
+ */
+static inline bool sroce_rd_res_covers(const struct sroce_rd_res *res,
+				       u32 rkey, u64 va, u32 len)
+{
+	return rkey == res->rkey && va >= res->start &&
+	       va - res->start <= res->total &&
+	       len <= res->total - (u32)(va - res->start);
+}
 
 /**
  * struct sroce_resp - the responder of a QP
@@ -151,7 +168,9 @@ struct sroce_rd_res {
  * @res_head: next entry of @res to use
  * @res_send: oldest entry of @res with answers still to send; answers go
  *	      out in PSN order, so the entries are served first in, first out
- * @replay: an entry answered again for a duplicate request, or NULL
+ * @replay: @replay_buf while it is answered again for a duplicate, or NULL
+ * @replay_buf: a copy of the entry a duplicate hit: the entry itself may be
+ *		taken meanwhile by a new request the peer sent after it
  * @ack_psn: an ACK waiting for the answers before it to go out
  * @ack_pending: @ack_psn is valid
  * @rwqe: the receive WQE; its SGEs follow it
@@ -176,6 +195,7 @@ struct sroce_resp {
 	u32 res_head;
 	u32 res_send;
 	struct sroce_rd_res *replay;
+	struct sroce_rd_res replay_buf;
 	u32 ack_psn;
 	bool ack_pending;
 	struct sroce_recv_wqe *rwqe;

@@ -44,11 +44,17 @@ int sroce_req_init(struct sroce_qp *qp)
 	return 0;
 }
 
-void sroce_req_fini(struct sroce_qp *qp)
+/* Nothing of the requester runs after this: its timers, its worker. */
+void sroce_req_stop(struct sroce_qp *qp)
 {
 	del_timer_sync(&qp->req.timer);
 	del_timer_sync(&qp->req.rnr_timer);
 	cancel_work_sync(&qp->send_work);
+}
+
+/* After sroce_req_stop(), or before anything could run. */
+void sroce_req_fini(struct sroce_qp *qp)
+{
 	kvfree(qp->req.wqes);
 }
 
@@ -79,6 +85,8 @@ void sroce_req_start(struct sroce_qp *qp)
 	struct sroce_req *req = &qp->req;
 	const struct ib_qp_attr *a = &qp->attr;
 	u64 usecs;
+
+	lockdep_assert_held(&qp->sq_lock);
 
 	req->psn = a->sq_psn;
 	req->max_psn = a->sq_psn;
@@ -198,8 +206,8 @@ static u8 sroce_req_check(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		if (sroce_qp_is_kernel(qp))
 			swqe->av = qp->kav[sroce_queue_slot(qp->req.head,
 							    qp->sq.q.slots)];
-		else if (sroce_ah_lookup_av(qp->uc, w->wr.ud.ah_num,
-					    &swqe->av))
+		else if (sroce_ah_lookup_av(qp->uc, qp->ibqp.pd,
+					    w->wr.ud.ah_num, &swqe->av))
 			return IB_WC_LOC_QP_OP_ERR;
 	}
 	if (inl)
@@ -632,7 +640,8 @@ static void sroce_req_drained(struct sroce_qp *qp)
 /**
  * sroce_req_run() - send what the send queue holds, within a budget
  * @qp: the QP
- * @budget: packets at most
+ * @budget: turns of the loop at most: a packet sent, a local WQE done, or
+ *	    a fetch that found the queue not quite empty
  *
  * Context: any; sq_lock held.
  * Return: why it stopped.
@@ -643,6 +652,8 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 	struct sroce_swqe *swqe;
 	enum sroce_req_stop stop = SROCE_REQ_BUDGET;
 	int ret;
+
+	lockdep_assert_held(&qp->sq_lock);
 
 	while (budget) {
 		if (!sroce_req_sending(qp)) {
@@ -661,6 +672,12 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 					stop = SROCE_REQ_IDLE;
 					break;
 				}
+				/*
+				 * Posted meanwhile, or a producer index that
+				 * the process moves back and forth: either
+				 * way a turn of the loop, paid for.
+				 */
+				budget--;
 				continue;
 			}
 		}
@@ -675,8 +692,14 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 			stop = SROCE_REQ_BLOCKED;
 			break;
 		}
-		if (swqe->wire_op == SROCE_REQ_LOCAL)
+		if (swqe->wire_op == SROCE_REQ_LOCAL) {
+			/*
+			 * No packet, but work: a process posting only binds
+			 * and invalidations must not keep us here for good.
+			 */
+			budget--;
 			continue;
+		}
 		ret = sroce_req_step(qp, swqe);
 		if (ret == -EAGAIN || ret == -ENOMEM) {
 			stop = ret == -ENOMEM ? SROCE_REQ_BUDGET :
@@ -712,6 +735,8 @@ void sroce_req_rewind(struct sroce_qp *qp)
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *swqe;
 	u32 idx, n;
+
+	lockdep_assert_held(&qp->sq_lock);
 
 	for (idx = qp->sq.cons; idx != req->cur; idx++)
 		if (!sroce_swqe_at(qp, idx)->done)

@@ -29,6 +29,7 @@ enum sroce_req_stop {
 };
 
 int sroce_req_init(struct sroce_qp *qp);
+void sroce_req_stop(struct sroce_qp *qp);
 void sroce_req_fini(struct sroce_qp *qp);
 void sroce_req_start(struct sroce_qp *qp);
 void sroce_req_reset(struct sroce_qp *qp);

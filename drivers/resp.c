@@ -55,9 +55,15 @@ int sroce_resp_init(struct sroce_qp *qp, u32 rwqe_bytes)
 	return 0;
 }
 
-void sroce_resp_fini(struct sroce_qp *qp)
+/* Nothing of the responder's worker runs after this. */
+void sroce_resp_stop(struct sroce_qp *qp)
 {
 	cancel_work_sync(&qp->resp_work);
+}
+
+/* After sroce_resp_stop(), or before anything could run. */
+void sroce_resp_fini(struct sroce_qp *qp)
+{
 	kfree(qp->resp.res);
 	kfree(qp->resp.rwqe);
 }
@@ -95,6 +101,8 @@ void sroce_resp_reset(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 
+	lockdep_assert_held(&qp->rq_lock);
+
 	resp->op = 0;
 	resp->has_rwqe = false;
 	resp->nak_sent = false;
@@ -111,6 +119,8 @@ void sroce_resp_reset(struct sroce_qp *qp)
 void sroce_resp_start(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
+
+	lockdep_assert_held(&qp->rq_lock);
 
 	sroce_resp_reset(qp);
 	resp->psn = qp->attr.rq_psn;
@@ -289,6 +299,9 @@ static enum sroce_serve sroce_resp_answer(struct sroce_qp *qp,
 					  struct sroce_rd_res *res,
 					  unsigned int *budget)
 {
+	/* An earlier entry may have spent it all: this one waits its turn. */
+	if (!*budget)
+		return SROCE_SERVE_BUDGET;
 	if (sroce_qp_tx_full(qp))
 		return SROCE_SERVE_BLOCKED;
 	if (res->op != SROCE_OP_READ_REQ) {
@@ -326,6 +339,8 @@ static bool sroce_resp_serve(struct sroce_qp *qp, unsigned int budget)
 {
 	struct sroce_resp *resp = &qp->resp;
 	enum sroce_serve st;
+
+	lockdep_assert_held(&qp->rq_lock);
 
 	if (resp->replay) {
 		st = sroce_resp_answer(qp, resp->replay, &budget);
@@ -372,8 +387,6 @@ static struct sroce_rd_res *sroce_resp_new_res(struct sroce_qp *qp)
 	if (resp->res_head - resp->res_send >= resp->nres)
 		return NULL;
 	res = &resp->res[resp->res_head % resp->nres];
-	if (res == resp->replay)
-		return NULL;
 	memset(res, 0, sizeof(*res));
 	return res;
 }
@@ -578,6 +591,8 @@ static enum sroce_verdict sroce_resp_read(struct sroce_qp *qp,
 	res->va = va;
 	res->rkey = be32_to_cpu(reth->rkey);
 	res->len = len;
+	res->start = va;
+	res->total = len;
 	resp->res_head++;
 	/* The responses take the PSNs up to the last one. */
 	resp->psn = res->last_psn;
@@ -628,6 +643,11 @@ static enum sroce_verdict sroce_resp_atomic(struct sroce_qp *qp,
 			   IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr)
 		return SROCE_NAK_ACCESS;
+	/* And so must the memory, for the CPU's atomics (split locks). */
+	if (!sroce_mr_aligned(mr, va, sizeof(u64))) {
+		sroce_mr_put(mr);
+		return SROCE_NAK_INV;
+	}
 	res = sroce_resp_new_res(qp);
 	if (!res) {
 		sroce_mr_put(mr);
@@ -708,23 +728,29 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (pkt->mask & SROCE_ATOMIC && pkt->psn != hit->first_psn)
 		return;
 	reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
-	if (pkt->mask & SROCE_READ && !sroce_resp_mr_ok(qp, reth))
+	if (pkt->mask & SROCE_READ &&
+	    (!sroce_rd_res_covers(hit, be32_to_cpu(reth->rkey),
+				  be64_to_cpu(reth->va),
+				  be32_to_cpu(reth->len)) ||
+	     !sroce_resp_mr_ok(qp, reth)))
 		return;
 	/*
 	 * Answers still queued come first, and may well be what the
 	 * requester lacks: a duplicate then is dropped, and asked again
-	 * later if it still matters. Otherwise it is answered again from
-	 * its own entry, which no new request can take meanwhile.
+	 * later if it still matters. Otherwise it is answered again from a
+	 * copy of its entry: the peer may pipeline new reads behind it, and
+	 * the oldest entry, this one perhaps, is the next one they take.
 	 */
 	if (resp->res_send != resp->res_head || resp->replay)
 		return;
+	resp->replay_buf = *hit;
+	resp->replay = &resp->replay_buf;
 	if (pkt->mask & SROCE_READ) {
 		/* Answer from where the requester says it lacks data. */
-		hit->psn = pkt->psn;
-		hit->va = be64_to_cpu(reth->va);
-		hit->len = be32_to_cpu(reth->len);
+		resp->replay->psn = pkt->psn;
+		resp->replay->va = be64_to_cpu(reth->va);
+		resp->replay->len = be32_to_cpu(reth->len);
 	}
-	resp->replay = hit;
 }
 
 static void sroce_resp_rc(struct sroce_qp *qp, struct sroce_pkt *pkt)

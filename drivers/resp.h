@@ -13,6 +13,7 @@ struct sroce_qp;
 struct work_struct;
 
 int sroce_resp_init(struct sroce_qp *qp, u32 rwqe_bytes);
+void sroce_resp_stop(struct sroce_qp *qp);
 void sroce_resp_fini(struct sroce_qp *qp);
 int sroce_resp_set_res(struct sroce_qp *qp, u32 n);
 void sroce_resp_start(struct sroce_qp *qp);

@@ -26,17 +26,6 @@ static bool sroce_pkey_ok(const struct sroce_pkt *pkt)
 	       (SROCE_DEFAULT_PKEY & 0x7fff);
 }
 
-/*
- * A connected QP hears only from the peer it was connected to, at the
- * address it was connected from.
- */
-static bool sroce_rx_peer_ok(const struct sroce_qp *qp,
-			     const struct sroce_pkt *pkt)
-{
-	return !memcmp(&pkt->sgid, &qp->av.dgid, sizeof(pkt->sgid)) &&
-	       !memcmp(&pkt->dgid, &qp->av.sgid, sizeof(pkt->dgid));
-}
-
 /* Only UD datagrams have groups (IBTA 10.5.1.2). */
 static void sroce_rx_mcast(struct sroce_dev *sdev, struct sroce_pkt *pkt)
 {
@@ -76,7 +65,8 @@ void sroce_rx(struct sroce_dev *sdev, struct sroce_pkt *pkt)
 	}
 	if (sroce_qp_is_ud(qp))
 		sroce_ud_rx(qp, pkt);
-	else if (!sroce_rx_peer_ok(qp, pkt))
+	/* A connected QP hears only from its peer, on its path. */
+	else if (!sroce_pkt_from_peer(pkt, &qp->av))
 		goto put;
 	else if (pkt->mask & SROCE_REQUEST)
 		sroce_resp_rx(qp, pkt);

@@ -121,6 +121,7 @@ void *sroce_wq_slot(struct sroce_wq *wq, u32 prod)
 	/* Pairs with the consumer's release: its copy of the slot is done. */
 	u32 cons = smp_load_acquire(&wq->q.hdr->cons);
 
+	lockdep_assert_held(&wq->post_lock);
 	if (sroce_queue_used(prod, cons) >= wq->q.slots)
 		return NULL;
 	return sroce_queue_at(&wq->q, prod);
@@ -129,6 +130,7 @@ void *sroce_wq_slot(struct sroce_wq *wq, u32 prod)
 /* Hands the entries before @prod to the consumer; under post_lock. */
 void sroce_wq_publish(struct sroce_wq *wq, u32 prod)
 {
+	lockdep_assert_held(&wq->post_lock);
 	/* Pairs with the consumer's acquire: the entries are complete. */
 	smp_store_release(&wq->q.hdr->prod, prod);
 }

@@ -8,6 +8,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "ah.h"
+#include "ucontext.h"
 
 static const u8 peer_mac[ETH_ALEN] = { 0x52, 0x54, 0x00, 0x77, 0x00, 0x02 };
 
@@ -163,11 +164,43 @@ static void round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(out.roce.dmac, peer_mac, ETH_ALEN), 0);
 }
 
+/*
+ * A user UD send names its AH by number in the process's table: one of
+ * another of the process's PDs must not be taken for the QP's.
+ */
+static void lookup_by_pd(struct kunit *test)
+{
+	struct sroce_ucontext *uc = kunit_kzalloc(test, sizeof(*uc),
+						  GFP_KERNEL);
+	struct sroce_ah *ah = kunit_kzalloc(test, sizeof(*ah), GFP_KERNEL);
+	struct ib_pd pd_a, pd_b;
+	struct sroce_av av;
+	u32 num;
+
+	KUNIT_ASSERT_NOT_NULL(test, uc);
+	KUNIT_ASSERT_NOT_NULL(test, ah);
+	xa_init_flags(&uc->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+	ah->ibah.pd = &pd_a;
+	ah->av.net_type = RDMA_NETWORK_IPV4;
+	KUNIT_ASSERT_EQ(test, xa_alloc_bh(&uc->ahs, &num, ah, xa_limit_32b,
+					  GFP_KERNEL), 0);
+
+	memset(&av, 0, sizeof(av));
+	KUNIT_EXPECT_EQ(test, sroce_ah_lookup_av(uc, &pd_a, num, &av), 0);
+	KUNIT_EXPECT_EQ(test, av.net_type, RDMA_NETWORK_IPV4);
+	KUNIT_EXPECT_EQ(test, sroce_ah_lookup_av(uc, &pd_b, num, &av),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, sroce_ah_lookup_av(uc, &pd_a, num + 1, &av),
+			-EINVAL);
+	xa_destroy(&uc->ahs);
+}
+
 static struct kunit_case ah_cases[] = {
 	KUNIT_CASE(ipv4_destination),
 	KUNIT_CASE(ipv6_destination),
 	KUNIT_CASE(refused),
 	KUNIT_CASE(round_trip),
+	KUNIT_CASE(lookup_by_pd),
 	{}
 };
 

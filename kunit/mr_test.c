@@ -314,6 +314,31 @@ static void check_fast_reg_validity(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_mr_check(&mr, &pd, 0x2000, 8, 0), -ERANGE);
 }
 
+/*
+ * An atomic's iova is checked for alignment on the wire; the memory under
+ * it must be aligned too, and a user MR may put an aligned iova anywhere.
+ */
+static void check_memory_alignment(struct kunit *test)
+{
+	struct ib_pd pd;
+	struct sroce_mr mr = user_mr(&pd, 0x10000, 0x2000,
+				     IB_ACCESS_REMOTE_ATOMIC);
+
+	mr.page_off = 0;
+	KUNIT_EXPECT_TRUE(test, sroce_mr_aligned(&mr, 0x10000, 8));
+	KUNIT_EXPECT_TRUE(test, sroce_mr_aligned(&mr, 0x10ff8, 8));
+	KUNIT_EXPECT_FALSE(test, sroce_mr_aligned(&mr, 0x10004, 8));
+	/* The iova aligned, the memory not: refused. */
+	mr.page_off = 4;
+	KUNIT_EXPECT_FALSE(test, sroce_mr_aligned(&mr, 0x10000, 8));
+	KUNIT_EXPECT_FALSE(test, sroce_mr_aligned(&mr, 0x10ff8, 8));
+	KUNIT_EXPECT_TRUE(test, sroce_mr_aligned(&mr, 0x10004, 8));
+	/* A DMA MR's iova is the kernel address itself. */
+	mr.type = SROCE_MR_DMA;
+	KUNIT_EXPECT_TRUE(test, sroce_mr_aligned(&mr, 0x10000, 8));
+	KUNIT_EXPECT_FALSE(test, sroce_mr_aligned(&mr, 0x10004, 8));
+}
+
 static void registration_flags(struct kunit *test)
 {
 	static const int ok[] = {
@@ -354,6 +379,7 @@ static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(check_dma_mr),
 	KUNIT_CASE(check_access_bits),
 	KUNIT_CASE(check_fast_reg_validity),
+	KUNIT_CASE(check_memory_alignment),
 	KUNIT_CASE(registration_flags),
 	{}
 };

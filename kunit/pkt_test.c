@@ -366,6 +366,33 @@ static void not_ip(struct kunit *test)
 	kfree_skb(skb);
 }
 
+/*
+ * A connected QP's peer is its path's two addresses in its path's family:
+ * an IPv6 frame between the IPv4-mapped forms of an IPv4 path's addresses
+ * is not from that peer.
+ */
+static void peer_by_family(struct kunit *test)
+{
+	struct sroce_av av = { .net_type = RDMA_NETWORK_IPV4 };
+	struct sroce_pkt pkt = { .net_type = RDMA_NETWORK_IPV4 };
+
+	ipv6_addr_set_v4mapped(htonl(0x0a4d0001),
+			       (struct in6_addr *)av.sgid.raw);
+	ipv6_addr_set_v4mapped(htonl(0x0a4d0002),
+			       (struct in6_addr *)av.dgid.raw);
+	pkt.sgid = av.dgid;
+	pkt.dgid = av.sgid;
+	KUNIT_EXPECT_TRUE(test, sroce_pkt_from_peer(&pkt, &av));
+	pkt.net_type = RDMA_NETWORK_IPV6;
+	KUNIT_EXPECT_FALSE(test, sroce_pkt_from_peer(&pkt, &av));
+	pkt.net_type = RDMA_NETWORK_IPV4;
+	pkt.sgid = av.sgid;
+	KUNIT_EXPECT_FALSE(test, sroce_pkt_from_peer(&pkt, &av));
+	pkt.sgid = av.dgid;
+	pkt.dgid = av.dgid;
+	KUNIT_EXPECT_FALSE(test, sroce_pkt_from_peer(&pkt, &av));
+}
+
 static struct kunit_case pkt_cases[] = {
 	KUNIT_CASE(round_trip_every_opcode),
 	KUNIT_CASE(nonlinear_headers),
@@ -375,6 +402,7 @@ static struct kunit_case pkt_cases[] = {
 	KUNIT_CASE(bad_pad),
 	KUNIT_CASE(payload_where_none_goes),
 	KUNIT_CASE(not_ip),
+	KUNIT_CASE(peer_by_family),
 	{}
 };
 

@@ -12,6 +12,7 @@
 
 #include "limits.h"
 #include "qp.h"
+#include "wire.h"
 #include "wq.h"
 
 /* ---- capacities and ring shapes ---- */
@@ -526,6 +527,45 @@ static void drop_all_with_garbage(struct kunit *test)
 	sroce_wq_destroy(wq);
 }
 
+/* ---- a repeated read request ---- */
+
+/* Only the rest of the read it repeats, through the same rkey. */
+static void dup_read_confined(struct kunit *test)
+{
+	static const struct {
+		u32 rkey;
+		u64 va;
+		u32 len;
+		bool ok;
+	} cases[] = {
+		{ 0x105, 0x1000, 0x3000, true },	/* the same read */
+		{ 0x105, 0x2000, 0x2000, true },	/* its rest */
+		{ 0x105, 0x3fff, 1, true },
+		{ 0x106, 0x1000, 0x3000, false },	/* another rkey */
+		{ 0x205, 0x2000, 0x2000, false },
+		{ 0x105, 0xfff, 0x10, false },		/* before it */
+		{ 0x105, 0x2000, 0x2001, false },	/* past its end */
+		{ 0x105, 0x1000, U32_MAX, false },
+		{ 0x105, 0x4001, 0, false },
+		{ 0x105, 0x1000 + BIT_ULL(32), 0, false },
+		{ 0x105, U64_MAX, 1, false },
+	};
+	struct sroce_rd_res res = {
+		.op = SROCE_OP_READ_REQ, .rkey = 0x105,
+		.start = 0x1000, .total = 0x3000,
+		/* Half sent already: the original range still rules. */
+		.va = 0x2800, .len = 0x1800,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test, sroce_rd_res_covers(&res,
+							      cases[i].rkey,
+							      cases[i].va,
+							      cases[i].len),
+				    cases[i].ok, "case %u", i);
+}
+
 static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(cap_limits),
 	KUNIT_CASE(sq_shapes),
@@ -540,6 +580,7 @@ static struct kunit_case qp_cases[] = {
 	KUNIT_CASE(take_garbage_prod),
 	KUNIT_CASE(take_ignores_shared_cons),
 	KUNIT_CASE(drop_all_with_garbage),
+	KUNIT_CASE(dup_read_confined),
 	{}
 };
 

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the requester and the completer on a stand-in kernel QP, with no
+ * netdev: nothing here sends a packet.
+ *
+ * The requester's loop, on a UC QP whose send ring holds only local work
+ * requests (fast registration and Local Invalidate of one MR, over and
+ * over): every run must end within its budget, leaving the rest to the
+ * worker. The completer, on an RC QP with one request outstanding: a NAK
+ * or RNR NAK for a PSN outside the outstanding window changes nothing.
+ */
+#include <kunit/test.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/sroce-abi.h>
+
+#include "counters.h"
+#include "cq.h"
+#include "device.h"
+#include "mr.h"
+#include "pkt.h"
+#include "qp.h"
+#include "req.h"
+#include "wq.h"
+
+#define REQ_SLOTS	64
+#define REQ_STRIDE	128
+
+struct req_fixture {
+	struct sroce_dev *sdev;
+	struct sroce_qp *qp;
+	struct sroce_mr *mr;
+	struct sroce_cq *cq;
+	struct ib_pd pd;
+};
+
+static void req_fixture_exit(struct kunit *test)
+{
+	struct req_fixture *fx = test->priv;
+
+	if (!fx)
+		return;
+	if (fx->qp->req.wqes) {
+		sroce_req_stop(fx->qp);
+		sroce_req_fini(fx->qp);
+	}
+	sroce_queue_destroy(&fx->qp->sq.q);
+	if (fx->mr) {
+		sroce_mr_table_del(&fx->sdev->mrs, fx->mr);
+		kfree_rcu(fx->mr, rcu);
+	}
+	if (fx->cq)
+		sroce_cq_fini(fx->cq);
+	cancel_work_sync(&fx->qp->err_work);
+	sroce_counters_free(fx->sdev);
+}
+
+/* sroce_qp_error() queues it; what it would do is qp.c's business. */
+static void no_err_work(struct work_struct *work)
+{
+}
+
+/* A kernel UC QP in RTS with an empty send ring, and one FRMR of its PD. */
+static struct req_fixture *req_fixture(struct kunit *test)
+{
+	struct req_fixture *fx = kunit_kzalloc(test, sizeof(*fx), GFP_KERNEL);
+	struct sroce_qp *qp;
+
+	KUNIT_ASSERT_NOT_NULL(test, fx);
+	test->priv = fx;
+	fx->sdev = kunit_kzalloc(test, sizeof(*fx->sdev), GFP_KERNEL);
+	fx->qp = kunit_kzalloc(test, sizeof(*fx->qp), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fx->sdev);
+	KUNIT_ASSERT_NOT_NULL(test, fx->qp);
+	sroce_mr_table_init(&fx->sdev->mrs);
+	KUNIT_ASSERT_EQ(test, sroce_counters_alloc(fx->sdev), 0);
+
+	qp = fx->qp;
+	qp->ibqp.device = &fx->sdev->ibdev;
+	qp->ibqp.pd = &fx->pd;
+	qp->ibqp.qp_type = IB_QPT_UC;
+	qp->sq_sig_type = IB_SIGNAL_REQ_WR;
+	qp->state = IB_QPS_RTS;
+	spin_lock_init(&qp->sq_lock);
+	INIT_WORK(&qp->err_work, no_err_work);
+	KUNIT_ASSERT_EQ(test, sroce_wq_init(&qp->sq, REQ_SLOTS, REQ_STRIDE), 0);
+	KUNIT_ASSERT_EQ(test, sroce_req_init(qp), 0);
+	qp->req.mtu = 1024;
+
+	fx->mr = kzalloc(sizeof(*fx->mr), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fx->mr);
+	KUNIT_ASSERT_EQ(test, sroce_mr_table_add(&fx->sdev->mrs, fx->mr), 0);
+	fx->mr->type = SROCE_MR_FAST;
+	fx->mr->pd = &fx->pd;
+	fx->mr->npages = 1;
+	return fx;
+}
+
+/* Posts @n WQEs, registering and invalidating the MR in turn. */
+static void post_local(struct req_fixture *fx, u32 n)
+{
+	struct sroce_wq *sq = &fx->qp->sq;
+	u32 prod = READ_ONCE(sq->q.hdr->prod);
+	struct sroce_send_wqe *w;
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&sq->post_lock, flags);
+	for (i = 0; i < n; i++, prod++) {
+		w = sroce_wq_slot(sq, prod);
+		memset(w, 0, sizeof(*w));
+		w->wr_id = prod;
+		w->ex.invalidate_rkey = fx->mr->key;
+		w->opcode = prod % 2 ? IB_UVERBS_WR_LOCAL_INV : IB_WR_REG_MR;
+	}
+	sroce_wq_publish(sq, prod);
+	spin_unlock_irqrestore(&sq->post_lock, flags);
+}
+
+static enum sroce_req_stop run(struct sroce_qp *qp, unsigned int budget)
+{
+	enum sroce_req_stop stop;
+
+	spin_lock_bh(&qp->sq_lock);
+	stop = sroce_req_run(qp, budget);
+	spin_unlock_bh(&qp->sq_lock);
+	return stop;
+}
+
+/*
+ * Local work requests spend budget like packets do: a process that posts
+ * nothing else cannot hold the requester (and its CPU, under sq_lock with
+ * bottom halves off) for as long as it keeps posting.
+ */
+static void local_wqes_spend_budget(struct kunit *test)
+{
+	struct req_fixture *fx = req_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+
+	post_local(fx, 32);
+	KUNIT_EXPECT_EQ(test, run(qp, 8), SROCE_REQ_BUDGET);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 8U);
+	/* The rest, a budget at a time, then the queue is idle. */
+	KUNIT_EXPECT_EQ(test, run(qp, 8), SROCE_REQ_BUDGET);
+	KUNIT_EXPECT_EQ(test, run(qp, 8), SROCE_REQ_BUDGET);
+	KUNIT_EXPECT_EQ(test, run(qp, 16), SROCE_REQ_IDLE);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 32U);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 32U);
+	/* Every registration and invalidation was carried out, in order. */
+	KUNIT_EXPECT_FALSE(test, fx->mr->valid);
+	KUNIT_EXPECT_EQ(test, qp->state, IB_QPS_RTS);
+}
+
+/* ---- the completer: NAKs outside the outstanding window ---- */
+
+#define OUT_PSN		100	/* the one request outstanding */
+
+/*
+ * The fixture's QP made RC, with one Send at OUT_PSN sent and not yet
+ * acknowledged: [acked, max_psn) = [OUT_PSN, OUT_PSN + 1).
+ */
+static struct req_fixture *rc_fixture(struct kunit *test)
+{
+	struct req_fixture *fx = req_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *swqe;
+
+	fx->cq = kunit_kzalloc(test, sizeof(*fx->cq), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fx->cq);
+	KUNIT_ASSERT_EQ(test, sroce_cq_init(fx->cq, 8), 0);
+	fx->cq->ibcq.device = &fx->sdev->ibdev;
+	qp->ibqp.send_cq = &fx->cq->ibcq;
+	qp->ibqp.qp_type = IB_QPT_RC;
+
+	post_local(fx, 1);
+	swqe = sroce_swqe_at(qp, 0);
+	memset(swqe, 0, sizeof(*swqe));
+	swqe->wqe.opcode = IB_UVERBS_WR_SEND;
+	swqe->wire_op = SROCE_OP_SEND_FIRST;
+	swqe->first_psn = OUT_PSN;
+	swqe->last_psn = OUT_PSN;
+	swqe->numbered = true;
+	swqe->sent = true;
+	qp->req.head = 1;
+	qp->req.cur = 1;
+	qp->req.acked = OUT_PSN;
+	qp->req.psn = OUT_PSN + 1;
+	qp->req.max_psn = OUT_PSN + 1;
+	qp->req.retry = 7;
+	qp->req.rnr_retry = 7;
+	return fx;
+}
+
+/* An ACK-opcode packet at @psn with AETH syndrome @syn, to the completer. */
+static void answer(struct req_fixture *fx, u32 psn, u8 syn)
+{
+	struct {
+		struct sroce_bth bth;
+		struct sroce_aeth aeth;
+	} hdr = {
+		.aeth.smsn = cpu_to_be32((u32)syn << SROCE_AETH_SYN_SHIFT),
+	};
+	struct sroce_pkt pkt = {
+		.bth = &hdr.bth,
+		.opcode = SROCE_OP_ACK,
+		.mask = SROCE_HAS_AETH,
+		.psn = psn,
+	};
+
+	sroce_comp_rx(fx->qp, &pkt);
+}
+
+/* Nothing happened to the one outstanding request, nor to the QP. */
+static void expect_untouched(struct kunit *test, struct req_fixture *fx)
+{
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *swqe = sroce_swqe_at(qp, 0);
+
+	KUNIT_EXPECT_EQ(test, qp->state, IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, swqe->status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_FALSE(test, swqe->done);
+	KUNIT_EXPECT_FALSE(test, qp->req.rnr_wait);
+	KUNIT_EXPECT_EQ(test, qp->req.acked, (u32)OUT_PSN);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 0U);
+}
+
+static void stale_nak_ignored(struct kunit *test)
+{
+	struct req_fixture *fx = rc_fixture(test);
+	static const u32 psns[] = { OUT_PSN - 1, OUT_PSN - 1000,
+				    OUT_PSN + 1, OUT_PSN + 5000 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(psns); i++) {
+		answer(fx, psns[i], SROCE_SYN_NAK | SROCE_NAK_REMOTE_ACCESS);
+		answer(fx, psns[i], SROCE_SYN_NAK | SROCE_NAK_INVALID_REQ);
+		answer(fx, psns[i], SROCE_SYN_RNR_NAK | 0);
+		expect_untouched(test, fx);
+	}
+}
+
+/*
+ * The same NAKs at the outstanding PSN do act: the window is not empty.
+ * RNR timer 0 is the longest wait (655 ms): the test is over, and the timer
+ * stopped, long before it would send anything.
+ */
+static void outstanding_rnr_nak_acts(struct kunit *test)
+{
+	struct req_fixture *fx = rc_fixture(test);
+
+	answer(fx, OUT_PSN, SROCE_SYN_RNR_NAK | 0);
+	KUNIT_EXPECT_TRUE(test, fx->qp->req.rnr_wait);
+	KUNIT_EXPECT_EQ(test, fx->qp->state, IB_QPS_RTS);
+}
+
+static void outstanding_nak_fails(struct kunit *test)
+{
+	struct req_fixture *fx = rc_fixture(test);
+
+	answer(fx, OUT_PSN, SROCE_SYN_NAK | SROCE_NAK_REMOTE_ACCESS);
+	KUNIT_EXPECT_EQ(test, fx->qp->state, IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, fx->qp->sq.cons, 1U);
+}
+
+static struct kunit_case req_cases[] = {
+	KUNIT_CASE(local_wqes_spend_budget),
+	KUNIT_CASE(stale_nak_ignored),
+	KUNIT_CASE(outstanding_rnr_nak_acts),
+	KUNIT_CASE(outstanding_nak_fails),
+	{}
+};
+
+static struct kunit_suite req_suite = {
+	.name = "sroce_req",
+	.exit = req_fixture_exit,
+	.test_cases = req_cases,
+};
+
+kunit_test_suite(req_suite);

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the responder's read and atomic resources on a stand-in RC QP.
+ *
+ * The stand-in netdev has an MTU of 0: every packet the responder builds
+ * goes through sroce_net_xmit() and is dropped there, counted, before it
+ * could reach a queue. The count is what the responder sent. Requests are
+ * queued while the QP's transmit is "full" (the in-flight mark high), then
+ * served by one receive softirq's budget.
+ */
+#include <kunit/test.h>
+#include <linux/etherdevice.h>
+#include <linux/netdevice.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/sroce-abi.h>
+
+#include "counters.h"
+#include "device.h"
+#include "mr.h"
+#include "pkt.h"
+#include "qp.h"
+#include "resp.h"
+#include "wire.h"
+
+#define MTU		256
+#define RX_BUDGET	32		/* SROCE_RESP_BUDGET_RX */
+#define BUF_BYTES	(2 * RX_BUDGET * MTU)
+
+struct resp_fixture {
+	struct sroce_dev *sdev;
+	struct sroce_qp *qp;
+	struct sroce_mr *mr;
+	struct ib_pd pd;
+	u8 *buf;
+};
+
+/* The worker and the error path are not what these tests look at. */
+static void no_work(struct work_struct *work)
+{
+}
+
+static void resp_fixture_exit(struct kunit *test)
+{
+	struct resp_fixture *fx = test->priv;
+
+	if (!fx)
+		return;
+	cancel_work_sync(&fx->qp->resp_work);
+	cancel_work_sync(&fx->qp->err_work);
+	sroce_resp_fini(fx->qp);
+	if (fx->mr) {
+		sroce_mr_table_del(&fx->sdev->mrs, fx->mr);
+		kfree_rcu(fx->mr, rcu);
+	}
+	if (fx->sdev->ndev)
+		free_netdev(fx->sdev->ndev);
+	sroce_counters_free(fx->sdev);
+}
+
+/* An RC QP in RTS granting remote reads and atomics, @nres resources. */
+static struct resp_fixture *resp_fixture(struct kunit *test, u32 nres)
+{
+	struct resp_fixture *fx = kunit_kzalloc(test, sizeof(*fx), GFP_KERNEL);
+	static const u8 peer[ETH_ALEN] = { 0x02, 0, 0, 0, 0, 0x02 };
+	struct sroce_qp *qp;
+
+	KUNIT_ASSERT_NOT_NULL(test, fx);
+	fx->sdev = kunit_kzalloc(test, sizeof(*fx->sdev), GFP_KERNEL);
+	fx->qp = kunit_kzalloc(test, sizeof(*fx->qp), GFP_KERNEL);
+	fx->buf = kunit_kzalloc(test, BUF_BYTES, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fx->sdev);
+	KUNIT_ASSERT_NOT_NULL(test, fx->qp);
+	KUNIT_ASSERT_NOT_NULL(test, fx->buf);
+	KUNIT_ASSERT_EQ(test, sroce_counters_alloc(fx->sdev), 0);
+	test->priv = fx;
+	sroce_mr_table_init(&fx->sdev->mrs);
+	fx->sdev->ndev = alloc_etherdev(0);
+	KUNIT_ASSERT_NOT_NULL(test, fx->sdev->ndev);
+	fx->sdev->ndev->mtu = 0;
+
+	qp = fx->qp;
+	qp->ibqp.device = &fx->sdev->ibdev;
+	qp->ibqp.pd = &fx->pd;
+	qp->ibqp.qp_type = IB_QPT_RC;
+	qp->attr.qp_access_flags = IB_ACCESS_REMOTE_READ |
+				   IB_ACCESS_REMOTE_ATOMIC;
+	qp->attr.path_mtu = IB_MTU_256;
+	qp->av.net_type = RDMA_NETWORK_IPV4;
+	ether_addr_copy(qp->av.dmac, peer);
+	qp->ref = kunit_kzalloc(test, sizeof(*qp->ref), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->ref);
+	qp->ref->qp = qp;
+	refcount_set(&qp->ref->mem, 1);
+	spin_lock_init(&qp->rq_lock);
+	INIT_WORK(&qp->err_work, no_work);
+	KUNIT_ASSERT_EQ(test, sroce_resp_init(qp, 64), 0);
+	INIT_WORK(&qp->resp_work, no_work);
+	KUNIT_ASSERT_EQ(test, sroce_resp_set_res(qp, nres), 0);
+	spin_lock_bh(&qp->rq_lock);
+	sroce_resp_start(qp);
+	spin_unlock_bh(&qp->rq_lock);
+	qp->state = IB_QPS_RTS;
+
+	/* All of kernel memory, of the QP's PD: the buffer is in it. */
+	fx->mr = kzalloc(sizeof(*fx->mr), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fx->mr);
+	KUNIT_ASSERT_EQ(test, sroce_mr_table_add(&fx->sdev->mrs, fx->mr), 0);
+	fx->mr->type = SROCE_MR_DMA;
+	fx->mr->pd = &fx->pd;
+	fx->mr->access = IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC;
+	fx->mr->valid = true;
+	return fx;
+}
+
+static void tx_full(struct resp_fixture *fx, bool full)
+{
+	atomic_set(&fx->qp->ref->inflight, full ? SROCE_INFLIGHT_HIGH : 0);
+}
+
+static u64 sent(struct resp_fixture *fx)
+{
+	return sroce_counter_read(fx->sdev, SROCE_CNT_TX_DROPPED);
+}
+
+/* A request of opcode @op at @psn, to the responder. */
+static void request(struct resp_fixture *fx, u8 op, u32 psn, u32 rkey,
+		    u64 va, u32 len)
+{
+	u8 hdr[64] __aligned(8) = {};
+	struct sroce_pkt pkt = {
+		.bth = (struct sroce_bth *)hdr,
+		.opcode = op,
+		.mask = sroce_opcode[op].mask,
+		.psn = psn,
+	};
+	struct sroce_reth *reth;
+	struct sroce_atomic_eth *aeth;
+
+	if (pkt.mask & SROCE_HAS_RETH) {
+		reth = sroce_pkt_hdr(&pkt, SROCE_HAS_RETH);
+		reth->va = cpu_to_be64(va);
+		reth->rkey = cpu_to_be32(rkey);
+		reth->len = cpu_to_be32(len);
+	}
+	if (pkt.mask & SROCE_HAS_ATOMICETH) {
+		aeth = sroce_pkt_hdr(&pkt, SROCE_HAS_ATOMICETH);
+		aeth->va = cpu_to_be64(va);
+		aeth->rkey = cpu_to_be32(rkey);
+		aeth->swap_add = cpu_to_be64(1);
+	}
+	sroce_resp_rx(fx->qp, &pkt);
+}
+
+static void read_req(struct resp_fixture *fx, u32 psn, u64 va, u32 len)
+{
+	request(fx, SROCE_OP_READ_REQ, psn, fx->mr->key, va, len);
+}
+
+/* A duplicate Send nobody asked an ACK for: only runs the responder. */
+static void poke(struct resp_fixture *fx)
+{
+	request(fx, SROCE_OP_SEND_ONLY, sroce_psn_add(fx->qp->resp.psn,
+						      SROCE_BTH_PSN_MASK),
+		0, 0, 0);
+}
+
+/*
+ * A read that spends the softirq's budget to the last packet, then an
+ * atomic, then another read: the atomic ACK waits for the worker, and so
+ * does everything behind it.
+ */
+static void atomic_ack_within_budget(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 4);
+	u64 va = (uintptr_t)fx->buf;
+
+	tx_full(fx, true);
+	read_req(fx, 0, va, RX_BUDGET * MTU);
+	request(fx, SROCE_OP_FETCH_ADD, RX_BUDGET, fx->mr->key,
+		va + RX_BUDGET * MTU, 8);
+	read_req(fx, RX_BUDGET + 1, va, RX_BUDGET * MTU);
+	KUNIT_ASSERT_EQ(test, fx->qp->state, IB_QPS_RTS);
+	KUNIT_ASSERT_EQ(test, sent(fx), 0ULL);
+
+	tx_full(fx, false);
+	poke(fx);
+	KUNIT_EXPECT_EQ(test, sent(fx), (u64)RX_BUDGET);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.res_send, 1U);
+}
+
+/*
+ * A read asked for again is being answered again when the peer sends a
+ * new read behind it, and the one resource the QP has is the replayed
+ * read's: the new read is taken all the same, not refused as one too many.
+ */
+static void new_read_behind_replay(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 1);
+	u64 va = (uintptr_t)fx->buf;
+
+	read_req(fx, 0, va, MTU);
+	KUNIT_ASSERT_EQ(test, sent(fx), 1ULL);
+
+	tx_full(fx, true);
+	read_req(fx, 0, va, MTU);		/* its response was lost */
+	KUNIT_ASSERT_NOT_NULL(test, fx->qp->resp.replay);
+	read_req(fx, 1, va + MTU, MTU);		/* pipelined behind it */
+	KUNIT_EXPECT_EQ(test, fx->qp->state, IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.psn, 2U);
+
+	/* Both answered, the replay first; no NAK among them. */
+	tx_full(fx, false);
+	poke(fx);
+	KUNIT_EXPECT_EQ(test, sent(fx), 3ULL);
+	KUNIT_EXPECT_NULL(test, fx->qp->resp.replay);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_NAK_SENT),
+			0ULL);
+}
+
+/*
+ * A repeated read is answered only within the range the read it repeats
+ * asked for: not elsewhere in the MR, however large the MR is.
+ */
+static void dup_read_out_of_range(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 1);
+	u64 va = (uintptr_t)fx->buf;
+
+	read_req(fx, 0, va, 2 * MTU);
+	KUNIT_ASSERT_EQ(test, sent(fx), 2ULL);
+	read_req(fx, 0, va + 8 * MTU, 2 * MTU);	/* elsewhere */
+	read_req(fx, 0, va, 4 * MTU);			/* more */
+	KUNIT_EXPECT_EQ(test, sent(fx), 2ULL);
+	KUNIT_EXPECT_NULL(test, fx->qp->resp.replay);
+	/* The rest of the same read is answered. */
+	read_req(fx, 1, va + MTU, MTU);
+	KUNIT_EXPECT_EQ(test, sent(fx), 3ULL);
+}
+
+static struct kunit_case resp_cases[] = {
+	KUNIT_CASE(atomic_ack_within_budget),
+	KUNIT_CASE(new_read_behind_replay),
+	KUNIT_CASE(dup_read_out_of_range),
+	{}
+};
+
+static struct kunit_suite resp_suite = {
+	.name = "sroce_resp",
+	.exit = resp_fixture_exit,
+	.test_cases = resp_cases,
+};
+
+kunit_test_suite(resp_suite);
