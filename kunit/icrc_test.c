@@ -19,6 +19,64 @@
 
 #define MAX_FRAME	2048
 
+/* A captured frame as it was on the wire, put back together. */
+struct rxe_frame {
+	const char *what;
+	u8 *frame;
+	unsigned int len;
+	u8 opcode;
+	u8 pad;
+};
+
+#define NR_FRAMES	ARRAY_SIZE(sroce_icrc_vectors)
+
+/*
+ * icrc_vectors.h keeps each frame as its head, a run of one fill byte and
+ * the ICRC: lay them out again, with the pad (zeros) in between.
+ */
+static void rebuild(const struct sroce_icrc_vector *v, struct rxe_frame *f)
+{
+	u8 *p = f->frame;
+
+	memcpy(p, v->head, v->head_len);
+	p += v->head_len;
+	memset(p, v->fill, v->fill_len);
+	p += v->fill_len;
+	memset(p, 0, v->pad);
+	p += v->pad;
+	put_unaligned_le32(v->icrc, p);
+}
+
+static int icrc_test_init(struct kunit *test)
+{
+	struct rxe_frame *f = kunit_kcalloc(test, NR_FRAMES, sizeof(*f),
+					    GFP_KERNEL);
+	unsigned int i;
+
+	if (!f)
+		return -ENOMEM;
+	for (i = 0; i < NR_FRAMES; i++) {
+		const struct sroce_icrc_vector *v = &sroce_icrc_vectors[i];
+
+		f[i].what = v->what;
+		f[i].opcode = v->opcode;
+		f[i].pad = v->pad;
+		f[i].len = v->head_len + v->fill_len + v->pad +
+			   SROCE_ICRC_BYTES;
+		f[i].frame = kunit_kmalloc(test, f[i].len, GFP_KERNEL);
+		if (!f[i].frame)
+			return -ENOMEM;
+		rebuild(v, &f[i]);
+	}
+	test->priv = f;
+	return 0;
+}
+
+static const struct rxe_frame *frames(struct kunit *test)
+{
+	return test->priv;
+}
+
 static unsigned int iplen_of(const u8 *frame)
 {
 	return frame[12] == 0x08 && frame[13] == 0x00 ?
@@ -96,14 +154,40 @@ static void seed_is_the_masked_lrh(struct kunit *test)
 			(u32)SROCE_ICRC_SEED);
 }
 
+/*
+ * The frames put back together are as long as their IP and UDP headers
+ * say: a head, fill or pad of the wrong length in icrc_vectors.h shows
+ * here by name, not only as an ICRC mismatch.
+ */
+static void rxe_frames_lengths(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_FRAMES; i++) {
+		const struct rxe_frame *v = &frames(test)[i];
+		const u8 *ip = v->frame + ETH_HLEN;
+		unsigned int iplen = iplen_of(v->frame);
+		unsigned int l3 = v->len - ETH_HLEN;
+
+		if (iplen == sizeof(struct ipv6hdr))
+			KUNIT_EXPECT_EQ_MSG(test, get_unaligned_be16(ip + 4),
+					    l3 - iplen, "%s", v->what);
+		else
+			KUNIT_EXPECT_EQ_MSG(test, get_unaligned_be16(ip + 2),
+					    l3, "%s", v->what);
+		KUNIT_EXPECT_EQ_MSG(test, get_unaligned_be16(ip + iplen + 4),
+				    l3 - iplen, "%s", v->what);
+	}
+}
+
 static void rxe_frames(struct kunit *test)
 {
 	unsigned int i;
 	bool v4 = false, v6 = false;
 
-	KUNIT_ASSERT_GT(test, ARRAY_SIZE(sroce_icrc_vectors), 0UL);
-	for (i = 0; i < ARRAY_SIZE(sroce_icrc_vectors); i++) {
-		const struct sroce_icrc_vector *v = &sroce_icrc_vectors[i];
+	KUNIT_ASSERT_GT(test, NR_FRAMES, 0UL);
+	for (i = 0; i < NR_FRAMES; i++) {
+		const struct rxe_frame *v = &frames(test)[i];
 
 		KUNIT_EXPECT_EQ_MSG(test,
 				    le32_to_cpu(icrc_of(test, v->frame, v->len,
@@ -123,8 +207,8 @@ static void rxe_frames_parse(struct kunit *test)
 {
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(sroce_icrc_vectors); i++) {
-		const struct sroce_icrc_vector *v = &sroce_icrc_vectors[i];
+	for (i = 0; i < NR_FRAMES; i++) {
+		const struct rxe_frame *v = &frames(test)[i];
 		struct sk_buff *skb = frame_skb(test, v->frame, v->len,
 						v->len, 0);
 		unsigned int hdr_len = sroce_opcode[v->opcode].hdr_len;
@@ -297,8 +381,8 @@ static void rxe_frames_rebuild_headers(struct kunit *test)
 {
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(sroce_icrc_vectors); i++) {
-		const struct sroce_icrc_vector *v = &sroce_icrc_vectors[i];
+	for (i = 0; i < NR_FRAMES; i++) {
+		const struct rxe_frame *v = &frames(test)[i];
 		const u8 *h = v->frame + bth_of(v->frame);
 		u8 out[64] = { 0 };
 		unsigned int len = rebuild_headers(h, v->opcode, out);
@@ -331,9 +415,9 @@ static void rxe_frames_every_opcode(struct kunit *test)
 	for (w = 0; w < ARRAY_SIZE(want); w++) {
 		bool found = false;
 
-		for (i = 0; i < ARRAY_SIZE(sroce_icrc_vectors); i++)
-			if (sroce_icrc_vectors[i].opcode == want[w] &&
-			    iplen_of(sroce_icrc_vectors[i].frame) ==
+		for (i = 0; i < NR_FRAMES; i++)
+			if (frames(test)[i].opcode == want[w] &&
+			    iplen_of(frames(test)[i].frame) ==
 			    sizeof(struct iphdr))
 				found = true;
 		KUNIT_EXPECT_TRUE_MSG(test, found, "no IPv4 rxe frame of opcode %#04x",
@@ -342,13 +426,13 @@ static void rxe_frames_every_opcode(struct kunit *test)
 }
 
 /* The vector to mutate: the longest, so payload and pad are there. */
-static const struct sroce_icrc_vector *longest(bool v6)
+static const struct rxe_frame *longest(struct kunit *test, bool v6)
 {
-	const struct sroce_icrc_vector *best = NULL;
+	const struct rxe_frame *best = NULL;
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(sroce_icrc_vectors); i++) {
-		const struct sroce_icrc_vector *v = &sroce_icrc_vectors[i];
+	for (i = 0; i < NR_FRAMES; i++) {
+		const struct rxe_frame *v = &frames(test)[i];
 
 		if ((iplen_of(v->frame) == sizeof(struct ipv6hdr)) != v6)
 			continue;
@@ -360,7 +444,7 @@ static const struct sroce_icrc_vector *longest(bool v6)
 
 /* Flip @mask in byte @at of a copy of @v: is the ICRC still the same? */
 static bool same_after_flip(struct kunit *test,
-			    const struct sroce_icrc_vector *v,
+			    const struct rxe_frame *v,
 			    unsigned int at, u8 mask)
 {
 	u8 *copy = kunit_kmalloc(test, v->len, GFP_KERNEL);
@@ -375,7 +459,7 @@ static bool same_after_flip(struct kunit *test,
 
 static void variant_fields_ipv4(struct kunit *test)
 {
-	const struct sroce_icrc_vector *v = longest(false);
+	const struct rxe_frame *v = longest(test, false);
 	const unsigned int ip = ETH_HLEN, udp = ip + 20, bth = udp + 8;
 
 	KUNIT_ASSERT_NOT_NULL(test, v);
@@ -414,7 +498,7 @@ static void variant_fields_ipv4(struct kunit *test)
 
 static void variant_fields_ipv6(struct kunit *test)
 {
-	const struct sroce_icrc_vector *v = longest(true);
+	const struct rxe_frame *v = longest(test, true);
 	const unsigned int ip = ETH_HLEN, udp = ip + 40, bth = udp + 8;
 
 	KUNIT_ASSERT_NOT_NULL(test, v);
@@ -448,8 +532,8 @@ static void nonlinear_same_as_linear(struct kunit *test)
 	static const unsigned int chunks[] = { 1, 3, 7, 64, 509, 4000 };
 	unsigned int i, c, extra;
 
-	for (i = 0; i < ARRAY_SIZE(sroce_icrc_vectors); i++) {
-		const struct sroce_icrc_vector *v = &sroce_icrc_vectors[i];
+	for (i = 0; i < NR_FRAMES; i++) {
+		const struct rxe_frame *v = &frames(test)[i];
 		unsigned int bth = bth_of(v->frame);
 		__le32 want = trailer_of(v->frame, v->len);
 
@@ -476,8 +560,8 @@ static void data_anywhere_before_bth(struct kunit *test)
 {
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(sroce_icrc_vectors); i++) {
-		const struct sroce_icrc_vector *v = &sroce_icrc_vectors[i];
+	for (i = 0; i < NR_FRAMES; i++) {
+		const struct rxe_frame *v = &frames(test)[i];
 		struct sk_buff *skb = frame_skb(test, v->frame, v->len,
 						v->len, 0);
 		unsigned int len = skb->len - SROCE_ICRC_BYTES;
@@ -491,6 +575,7 @@ static void data_anywhere_before_bth(struct kunit *test)
 
 static struct kunit_case icrc_cases[] = {
 	KUNIT_CASE(seed_is_the_masked_lrh),
+	KUNIT_CASE(rxe_frames_lengths),
 	KUNIT_CASE(rxe_frames),
 	KUNIT_CASE(rxe_frames_parse),
 	KUNIT_CASE(rxe_frames_rebuild_headers),
@@ -504,6 +589,7 @@ static struct kunit_case icrc_cases[] = {
 
 static struct kunit_suite icrc_suite = {
 	.name = "sroce-icrc",
+	.init = icrc_test_init,
 	.test_cases = icrc_cases,
 };
 
