@@ -12,6 +12,15 @@
  */
 #define SROCE_ICRC_SEED	0xdebb20e3
 
+struct crypto_shash;
+
 __le32 sroce_icrc(struct sk_buff *skb, unsigned int len);
+void sroce_icrc_init(void);
+void sroce_icrc_exit(void);
+
+/* Both implementations, whatever the module chose: for the KUnit suite. */
+__le32 sroce_icrc_with(struct sk_buff *skb, unsigned int len,
+		       struct crypto_shash *tfm);
+struct crypto_shash *sroce_icrc_tfm_alloc(void);
 
 #endif /* SROCE_ICRC_H */

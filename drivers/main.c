@@ -7,6 +7,7 @@
 #include <linux/workqueue.h>
 
 #include "device.h"
+#include "icrc.h"
 #include "link.h"
 #include "netdev.h"
 #include "qp.h"
@@ -25,8 +26,10 @@ static int __init sroce_init(void)
 	sroce_wq = alloc_workqueue("sroce", WQ_HIGHPRI, 0);
 	if (!sroce_wq)
 		return -ENOMEM;
+	sroce_icrc_init();
 	err = sroce_netdev_init();
 	if (err) {
+		sroce_icrc_exit();
 		destroy_workqueue(sroce_wq);
 		return err;
 	}
@@ -44,6 +47,7 @@ static void __exit sroce_exit(void)
 	sroce_dev_unregister_all();
 	sroce_netdev_exit();
 	destroy_workqueue(sroce_wq);
+	sroce_icrc_exit();
 }
 
 module_init(sroce_init);

@@ -106,16 +106,41 @@ def c_array(name, data):
     return "\n".join(lines)
 
 
-def write_header(path, frames, kernel):
-    today = datetime.date.today().isoformat()
+# The shortest run of one byte written as a count rather than as bytes.
+FILL_MIN = 16
+
+
+def split_frame(f):
+    """(head, fill byte, fill length) of a captured frame, less its pad and
+    ICRC: ibv_*_pingpong payloads are one byte (0x7b) repeated, kept as a
+    count instead of rows of the same byte; other payloads stay in the
+    head as they are. The pad is zeros and the ICRC is kept as a number."""
+    raw = bytes.fromhex(f["hex"])
+    end = len(raw) - 4 - f["pad"]
+    if raw[end:end + f["pad"]] != bytes(f["pad"]):
+        sys.exit(f"pad bytes of a captured frame are not zero: {f}")
+    start = end
+    while start > 0 and raw[start - 1] == raw[end - 1]:
+        start -= 1
+    if end - start < FILL_MIN:
+        return raw[:end], 0, 0
+    return raw[:start], raw[end - 1], end - start
+
+
+def write_header(path, frames, kernel, day=None):
+    day = day or datetime.date.today().isoformat()
     out = [
         "/* SPDX-License-Identifier: GPL-2.0 */",
         "/*",
         " * ICRC known answers: RoCEv2 frames rdma_rxe sent between the two",
-        f" * bench guests (Debian kernel {kernel}), captured on {today} by",
+        f" * bench guests (Debian kernel {kernel}), captured on {day} by",
         " * tools/testing/bench/capture_rxe.py with an AF_PACKET socket on guest A's",
-        " * eth0. Each frame is whole, Ethernet header to ICRC. Regenerate with",
-        " * that script; do not edit.",
+        " * eth0. Regenerate with that script; do not edit.",
+        " *",
+        " * Each frame is stored as its head (Ethernet header to the payload,",
+        " * and the payload too unless it is one byte repeated), then @fill_len",
+        " * bytes of @fill, @pad zero bytes and the ICRC, which the suite puts",
+        " * back together into the frame as captured, byte for byte.",
         " */",
         "#ifndef SROCE_ICRC_VECTORS_H",
         "#define SROCE_ICRC_VECTORS_H",
@@ -125,24 +150,30 @@ def write_header(path, frames, kernel):
     ]
     entries = []
     for i, f in enumerate(frames):
-        name = f"rxe_frame_{i}"
-        out += [c_array(name, bytes.fromhex(f["hex"])), ""]
-        entries.append((name, f))
+        name = f"rxe_head_{i}"
+        head, fill, fill_len = split_frame(f)
+        out += [c_array(name, head), ""]
+        entries.append((name, f, fill, fill_len, bytes.fromhex(f["hex"])[-4:]))
     out += [
         "struct sroce_icrc_vector {",
         "\tconst char *what;",
-        "\tconst u8 *frame;",
-        "\tunsigned int len;",
         "\tu8 opcode;",
         "\tu8 pad;",
+        "\tunsigned int fill_len;",
+        "\tu8 fill;",
+        "\tu32 icrc;\t\t/* the frame's last four bytes, little-endian */",
+        "\tconst u8 *head;",
+        "\tunsigned int head_len;",
         "};",
         "",
         "static const struct sroce_icrc_vector sroce_icrc_vectors[] = {",
     ]
-    for name, f in entries:
+    for name, f, fill, fill_len, icrc in entries:
         what = f"IPv{f['ver']} {OPNAMES.get(f['opcode'], hex(f['opcode']))}"
-        out += [f"\t{{ \"{what}\", {name}, sizeof({name}), "
-                f"0x{f['opcode']:02x}, {f['pad']} }},"]
+        out += [f"\t{{ \"{what}\", 0x{f['opcode']:02x}, {f['pad']}, "
+                f"{fill_len}, 0x{fill:02x}, "
+                f"0x{int.from_bytes(icrc, 'little'):08x},",
+                f"\t  {name}, sizeof({name}) }},"]
     out += ["};", "", "#endif /* SROCE_ICRC_VECTORS_H */", ""]
     with open(path, "w") as fh:
         fh.write("\n".join(out))
