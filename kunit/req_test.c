@@ -271,7 +271,7 @@ static struct kunit_case req_cases[] = {
 };
 
 static struct kunit_suite req_suite = {
-	.name = "sroce_req",
+	.name = "sroce-req",
 	.exit = req_fixture_exit,
 	.test_cases = req_cases,
 };

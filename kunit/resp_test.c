@@ -246,7 +246,7 @@ static struct kunit_case resp_cases[] = {
 };
 
 static struct kunit_suite resp_suite = {
-	.name = "sroce_resp",
+	.name = "sroce-resp",
 	.exit = resp_fixture_exit,
 	.test_cases = resp_cases,
 };
