@@ -56,8 +56,9 @@ kunit:
 # Which driver the guest targets below test: sroce, or rxe for the baseline.
 DRIVER ?= sroce
 
-# sroce against rdma_rxe, interleaved on the same guests: medians and
-# ratios (docs/BENCH.md). BENCH_ARGS= passes options, e.g. --rounds 5.
+# sroce against rdma_rxe and TCP, interleaved on the same guests: medians,
+# ratios, counters, plots (docs/BENCH.md). BENCH_ARGS= passes options,
+# e.g. --rounds 5, --full (MTU 1500 and 9000, every size with -q 4, netem).
 bench: module provider
 	/usr/bin/python3 $(TOP)/scripts/perf.py $(BENCH_ARGS)
 

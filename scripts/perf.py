@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""`make bench`: sroce against rdma_rxe on the same guests, interleaved
+"""`make bench`: sroce against rdma_rxe and TCP on the same guests, interleaved
 (tools/testing/bench/perf.py says how; docs/BENCH.md how to read it).
 
-  /usr/bin/python3 scripts/perf.py [--rounds R] [--drivers rxe,sroce] ...
+  /usr/bin/python3 scripts/perf.py [--rounds R] [--drivers rxe,sroce,tcp] [--full] ...
 
 The bench's one entry point that is run by path: it puts the repo top on
 the import path so that the package tools.testing.bench is found from

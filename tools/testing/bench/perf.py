@@ -1,22 +1,26 @@
-"""sroce against rdma_rxe on the same pair of guests, interleaved:
-  /usr/bin/python3 scripts/perf.py [--rounds R] [--drivers rxe,sroce]
-      [--mtu 1500|9000] [--duration S] [--lat-iters N] [--json PATH]
+"""sroce against rdma_rxe and TCP on the same pair of guests, interleaved:
+  /usr/bin/python3 scripts/perf.py [--rounds R] [--drivers rxe,sroce,tcp]
+      [--mtu 1500[,9000]] [--sizes ...] [--qps 1,4] [--lossy] [--full]
+      [--duration S] [--lat-iters N] [--json PATH] [--no-plots]
 
-In each round, each driver in turn (the order alternates round by round)
-is attached on both guests, measured, and detached with its module
-unloaded: bandwidth (ib_write_bw, ib_send_bw, ib_read_bw in duration mode
-at 64 KiB and 1 MiB), the CPU both guests spent per byte on the wire
-during those runs (from /proc/stat and eth0's counters, sampled in the
-guests, over the part of the run where the traffic flows), and latency
-(ib_send_lat, ib_write_lat, ib_read_lat at 2 and 64 bytes: perftest's
-typical, i.e. median, latency). The table shows each metric's median over
-the rounds per driver and the ratio sroce/rxe; the JSON file
+In each round, each entity in turn (the order rotates round by round) is
+measured on both guests: rxe and sroce attached, measured and detached
+with their modules unloaded; TCP (iperf3) with no RDMA module loaded.
+Bandwidth (ib_write_bw, ib_send_bw, ib_read_bw in duration mode; message
+rate at 64 B), CPU-seconds both guests spent per GB of payload, counters
+per frame on the link (virtio interrupts and kicks, NET_RX softirqs,
+retransmissions), latency (typical, average, p99 and max of
+ib_{send,write,read}_lat) and, with --lossy, bandwidth over a netem link.
+Every run also records the host's load before and after it and the share
+of the host's CPUs other processes than our two QEMUs took: runs with
+others busy are flagged "loaded". The table shows each metric's median
+over the rounds per entity and the ratios; the JSON file
 (build/perf/perf-<time>.json, and build/perf/latest.json) has every
-sample. A driver that cannot run a metric fails that row only; the reason
-is printed under the table. Under TCG absolute numbers swing about 2x
-from run to run: only compare the interleaved medians (docs/BENCH.md).
+sample; PNG plots are written next to it. docs/BENCH.md says how to read
+it; under TCG only the interleaved medians compare.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import statistics
@@ -24,10 +28,21 @@ import sys
 import time
 
 from .guests import BUILD, Bench, CommandFailed, GuestError, install_signal_handlers
+from .lib import benchstat as bs
 from .lib import perftest as pt
 
-BW = [(p, s) for p in ("ib_write_bw", "ib_send_bw", "ib_read_bw") for s in (65536, 1 << 20)]
-LAT = [(p, s) for p in ("ib_send_lat", "ib_write_lat", "ib_read_lat") for s in (2, 64)]
+BW_PROGRAMS = ("ib_write_bw", "ib_send_bw", "ib_read_bw")
+LAT_PROGRAMS = ("ib_send_lat", "ib_write_lat", "ib_read_lat")
+LAT_SIZES = (2, 4096)
+LAT_STATS = (("typical", "t_typical"), ("avg", "t_avg"), ("p99", "p99"), ("max", "t_max"))
+DEFAULT_SIZES = (64, 4096, 65536, 1 << 20)
+LOSSY_SIZE = 65536
+# 1 % loss, 1 % duplication, 10 % reordering, 2 ms delay on both guests.
+NETEM = "netem delay 2ms loss 1% duplicate 1% reorder 10%"
+# TCP variants: name -> iperf3 options (MSS given the RoCE payload per
+# frame at the link's MTU: perftest's IB MTU).
+TCP_VARIANTS = {"tcp": "", "tcp eq-payload": "-M {ibmtu}", "tcp -P 4": "-P 4"}
+MIB = 1 << 20
 
 # Run in each guest for the length of a bandwidth run: a line per quarter
 # second with the time, /proc/stat's cpu line and eth0's byte counters.
@@ -42,7 +57,6 @@ while :; do
     read -t 0.25 -u 9 _
 done
 """
-USER_HZ = 100
 
 
 def size_name(size):
@@ -53,122 +67,270 @@ def size_name(size):
     return f"{size} B"
 
 
-def cpu_per_gb(text):
-    """From a sampler's output: (kernel, total) CPU-seconds per GB that went
-    over eth0 (sent + received) while traffic flowed, or None. Kernel
-    time is system + irq + softirq, where a soft-RoCE driver works; total
-    adds user time (perftest polls its CQ, so it holds the CPU of its
-    guest whatever the driver does)."""
-    samples = []
-    for line in text.splitlines():
-        f = line.split()
-        if len(f) < 13 or f[1] != "cpu":
-            continue
-        t = float(f[0])
-        user, nice, system, idle, iowait, irq, softirq, steal = (int(x) for x in f[2:10])
-        samples.append((t, user + nice + system + irq + softirq + steal,
-                        system + irq + softirq, int(f[-2]) + int(f[-1])))
-    steps = [tuple(b[i] - a[i] for i in range(4)) for a, b in zip(samples, samples[1:])]
-    rates = [s[3] / s[0] for s in steps if s[0] > 0]
-    if not rates or max(rates) <= 0:
-        return None
-    active = [i for i, s in enumerate(steps) if s[0] > 0 and s[3] / s[0] >= 0.3 * max(rates)]
-    first, last = active[0], active[-1]
-    if last - first >= 3:
-        first, last = first + 1, last - 1  # ramps at both ends
-    window = steps[first:last + 1]
-    gb = sum(s[3] for s in window) / 1e9
-    if gb <= 0:
-        return None
-    return (sum(s[2] for s in window) / USER_HZ / gb, sum(s[1] for s in window) / USER_HZ / gb)
+def metric(kind, program, size=None, qps=1, mtu=1500, stat=None, lossy=False):
+    """A metric's name and its fields (the plots and ratios use the fields).
+    kind: bw (MB/s), mpps, cpu (CPU-s per payload GB), lat (us)."""
+    parts = (["lossy"] if lossy else []) + [program]
+    if size is not None:
+        parts.append(size_name(size))
+    if qps != 1:
+        parts.append(f"q{qps}")
+    if mtu != 1500:
+        parts.append(f"mtu{mtu}")
+    if kind == "mpps":
+        parts.append("Mpps")
+    elif kind == "cpu":
+        parts.append("CPU")
+    elif kind == "lat":
+        parts.append(stat)
+    return {"metric": " ".join(parts), "kind": kind, "program": program, "size": size,
+            "qps": qps, "mtu": mtu, "stat": stat, "lossy": lossy}
 
 
-class Measure:
-    """One driver's round: attach on both guests, run every metric, detach."""
+UNITS = {"bw": ("MB/s", "higher"), "mpps": ("Mpps", "higher"),
+         "cpu": ("CPU-s/GB", "lower"), "lat": ("us", "lower")}
 
-    def __init__(self, bench, driver, args, record):
-        self.bench, self.driver, self.args, self.record = bench, driver, args, record
 
-    def failed_all(self, why):
-        for p, s in BW:
-            self.record(self.driver, f"{p} {size_name(s)}", None, why)
-            self.record(self.driver, f"{p} {size_name(s)} CPU", None, why)
-        for p, s in LAT:
-            self.record(self.driver, f"{p} {size_name(s)}", None, why)
+def plan(args):
+    """Every metric of a run, in table order, and the runs that make them:
+    [(entity kind 'rdma'|'tcp', run spec)]."""
+    rdma, tcp, metrics = [], [], []
+    for mtu in args.mtus:
+        for qps in args.qps:
+            for size in args.sizes:
+                for p in BW_PROGRAMS:
+                    if qps != 1 and size not in args.q_sizes:
+                        continue
+                    rdma.append(("bw", p, size, qps, mtu, False))
+                    kinds = ("bw", "cpu") + (("mpps",) if size <= 64 else ())
+                    metrics += [metric(k, p, size, qps, mtu) for k in kinds]
+        for p in LAT_PROGRAMS:
+            for size in LAT_SIZES:
+                rdma.append(("lat", p, size, 1, mtu, False))
+                metrics += [metric("lat", p, size, 1, mtu, s) for s, _ in LAT_STATS]
+        if args.lossy:
+            for p in BW_PROGRAMS:
+                rdma.append(("bw", p, LOSSY_SIZE, 1, mtu, True))
+                metrics.append(metric("bw", p, LOSSY_SIZE, 1, mtu, lossy=True))
+        for name in TCP_VARIANTS:
+            tcp.append((name, mtu))
+            metrics += [metric("bw", name, mtu=mtu), metric("cpu", name, mtu=mtu)]
+    return rdma, tcp, metrics
 
-    def run(self):
-        a, b = self.bench.a, self.bench.b
-        for g in (a, b):
+
+class Host:
+    """The host's side of a run: load average and the CPU time of the host
+    against that of our two QEMU processes."""
+
+    def __init__(self, bench):
+        self.pids = [g.proc.pid for g in bench.guests]
+
+    def sample(self):
+        with open("/proc/stat") as f:
+            stat = f.read()
+        ticks = []
+        for pid in self.pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    ticks.append(bs.qemu_ticks(f.read()))
+            except OSError:
+                ticks.append(0)
+        return {"stat": stat, "qemu": ticks, "loadavg": os.getloadavg()[0]}
+
+    @staticmethod
+    def judge(before, after):
+        other = bs.host_other_busy(before, after)
+        load = (before["loadavg"], after["loadavg"])
+        return {"loadavg": load, "other_busy": other,
+                "loaded": bs.loaded(other, load, os.cpu_count())}
+
+
+class Round:
+    """One entity's part of a round (an RDMA driver's runs, or TCP's) at one
+    MTU: guests reset, each run observed (host load, counters, CPU)."""
+
+    def __init__(self, bench, entity, mtu, args, record):
+        self.bench, self.entity, self.mtu, self.args = bench, entity, mtu, args
+        self.record, self.host = record, Host(bench)
+        self.ibmtu = pt.IB_MTU[mtu]
+
+    def setup(self):
+        for g in self.bench.guests:
             self.bench.reset(g)
-            if self.args.mtu != 1500:
-                g.run(f"ip link set {g.netdev} mtu {self.args.mtu}")
+            g.run("tc qdisc del dev eth0 root 2>/dev/null || true")
+            if self.mtu != 1500:
+                g.run(f"ip link set {g.netdev} mtu {self.mtu}")
+
+    def observe(self, fn, sample_cpu):
+        """Run fn() with the host sampled and both guests' counters read
+        around it (and their CPU sampled during it); return (fn's result,
+        observation)."""
+        guests = self.bench.guests
+        h0 = self.host.sample()
+        c0 = self.snapshots()
+        samplers = [g.spawn(SAMPLER, timeout=900) for g in guests] if sample_cpu else []
+        t0 = time.monotonic()
         try:
-            self.dev = {g.name: self.bench.attach(g, driver=self.driver) for g in (a, b)}
+            result = fn()
+        finally:
+            seconds = time.monotonic() - t0
+            cpu = [s.kill().out for s in samplers]
+        c1 = self.snapshots()
+        h1 = self.host.sample()
+        obs = {"host": Host.judge(h0, h1), "seconds": seconds,
+               "per_run": bs.per_run([bs.delta(a, b) for a, b in zip(c0, c1)]),
+               "cpu_rate": [bs.cpu_rate(t) for t in cpu] if cpu else None}
+        return result, obs
+
+    def snapshots(self):
+        """Both guests' counters, read at once (TCG: each read takes a while)."""
+        guests = self.bench.guests
+        with concurrent.futures.ThreadPoolExecutor(len(guests)) as pool:
+            return list(pool.map(lambda g: bs.snapshot(g.run(bs.SNAPSHOT, timeout=60).out),
+                                 guests))
+
+    def log(self, name, text):
+        path = os.path.join(self.bench.logdir,
+                            f"perf-{self.entity}-{name.replace(' ', '_')}.log")
+        with open(path, "a") as f:
+            f.write(text + "\n")
+
+    def extra(self, obs):
+        return {"host": obs["host"], "loaded": obs["host"]["loaded"], "seconds": obs["seconds"],
+                "counters": obs["per_run"]}
+
+
+class RdmaRound(Round):
+    def failed_all(self, runs, why):
+        for kind, p, size, qps, mtu, lossy in runs:
+            if kind == "bw":
+                kinds = ("bw",) if lossy else ("bw", "cpu") + (("mpps",) if size <= 64 else ())
+                for k in kinds:
+                    self.record(self.entity, metric(k, p, size, qps, mtu, lossy=lossy), None, why)
+            else:
+                for s, _ in LAT_STATS:
+                    self.record(self.entity, metric("lat", p, size, 1, mtu, s), None, why)
+
+    def run(self, runs):
+        self.setup()
+        a, b = self.bench.a, self.bench.b
+        try:
+            self.dev = {g.name: self.bench.attach(g, driver=self.entity) for g in (a, b)}
             for g in (a, b):
                 g.wait_for(f"rdma link show {self.dev[g.name]}/1 | grep -q 'state ACTIVE'",
                            timeout=60)
             self.gid = {g.name: g.gid_index(self.dev[g.name]) for g in (a, b)}
         except (CommandFailed, TimeoutError, AssertionError) as e:
-            return self.failed_all(f"attach: {str(e).splitlines()[0]}")
+            return self.failed_all(runs, f"attach: {str(e).splitlines()[0]}")
         # A short write first: without a data path every run would wait
         # for its timeout.
         run = self.perftest("ib_write_bw", 65536, "-n 5", timeout=60)
-        problems = pt.judge(run, "ib_write_bw", [65536], 5, mtu=pt.IB_MTU[self.args.mtu])
+        problems = pt.judge(run, "ib_write_bw", [65536], 5, mtu=self.ibmtu)
         if problems:
-            return self.failed_all(f"probe ib_write_bw -s 65536 -n 5: {pt.headline(problems)}")
-        for p, s in BW:
-            self.bw(p, s)
-        for p, s in LAT:
-            self.lat(p, s)
+            return self.failed_all(runs, f"probe ib_write_bw -s 65536 -n 5: "
+                                         f"{pt.headline(problems)}")
+        clean = [r for r in runs if not r[5]]
+        lossy = [r for r in runs if r[5]]
+        for r in clean:
+            (self.bw if r[0] == "bw" else self.lat)(*r[1:4])
+        if lossy:
+            for g in (a, b):
+                g.run(f"tc qdisc replace dev eth0 root {NETEM}")
+            try:
+                for r in lossy:
+                    self.bw(*r[1:4], lossy=True)
+            finally:
+                for g in (a, b):
+                    g.run("tc qdisc del dev eth0 root 2>/dev/null || true")
         for g in (a, b):
             self.bench.reset(g)
 
     def perftest(self, program, size, extra, timeout):
         a, b = self.bench.a, self.bench.b
         return pt.run_perftest(b, a, program, self.dev["b"], self.gid["b"], b.ip, size=size,
-                               mtu=pt.IB_MTU[self.args.mtu], extra=extra, timeout=timeout,
+                               mtu=self.ibmtu, extra=extra, timeout=timeout,
                                client_gid_index=self.gid["a"])
 
-    def bw(self, program, size):
-        name = f"{program} {size_name(size)}"
-        samplers = [g.spawn(SAMPLER, timeout=600) for g in self.bench.guests]
-        try:
-            run = self.perftest(program, size, f"-D {self.args.duration}",
-                                timeout=self.args.duration * 4 + 60)
-        finally:
-            cpu = [s.kill().out for s in samplers]
-        for g, text in zip(self.bench.guests, cpu):
-            path = f"perf-{self.driver}-{name.replace(' ', '_')}-cpu-{g.name}.log"
-            with open(os.path.join(self.bench.logdir, path), "a") as f:
-                f.write(text + "\n")
-        problems = pt.judge(run, program, [size], None, mtu=pt.IB_MTU[self.args.mtu])
+    def bw(self, program, size, qps, lossy=False):
+        m = {k: metric(k, program, size, qps, self.mtu, lossy=lossy)
+             for k in ("bw", "cpu", "mpps")}
+        opts = f"-D {self.args.duration}" + (f" -q {qps}" if qps != 1 else "")
+        run, obs = self.observe(lambda: self.perftest(program, size, opts,
+                                                      timeout=self.args.duration * 4 + 90),
+                                sample_cpu=True)
+        problems = pt.judge(run, program, [size], None, mtu=self.ibmtu)
+        extra = self.extra(obs)
         if problems:
-            self.record(self.driver, name, None, pt.headline(problems), run.text)
-            self.record(self.driver, name + " CPU", None, pt.headline(problems))
+            self.record(self.entity, m["bw"], None, pt.headline(problems), run.text)
+            if not lossy:
+                self.record(self.entity, m["cpu"], None, pt.headline(problems))
             return
-        self.record(self.driver, name, run.parsed["client"]["rows"][0]["bw_avg"])
-        per = [cpu_per_gb(text) for text in cpu]
-        if None in per:
-            self.record(self.driver, name + " CPU", None, "no traffic seen by the sampler")
+        row = run.parsed["client"]["rows"][0]
+        self.record(self.entity, m["bw"], row["bw_avg"], extra=extra)
+        if lossy:
+            return
+        if size <= 64:
+            self.record(self.entity, m["mpps"], row["msg_rate"], extra=extra)
+        per = bs.cpu_per_payload_gb(obs["cpu_rate"], row["bw_avg"] * MIB)
+        if per is None:
+            self.record(self.entity, m["cpu"], None, "no traffic seen by the sampler")
         else:
-            self.record(self.driver, name + " CPU", sum(k for k, _ in per),
-                        extra={"total": sum(t for _, t in per),
-                               "kernel_per_guest": [k for k, _ in per]})
+            self.record(self.entity, m["cpu"], per[0], extra={**extra, "busy": per[1]})
 
-    def lat(self, program, size):
-        name = f"{program} {size_name(size)}"
-        run = self.perftest(program, size, f"-n {self.args.lat_iters}", timeout=120)
-        problems = pt.judge(run, program, [size], self.args.lat_iters,
-                            mtu=pt.IB_MTU[self.args.mtu])
-        if problems:
-            self.record(self.driver, name, None, pt.headline(problems), run.text)
+    def lat(self, program, size, _qps):
+        run, obs = self.observe(lambda: self.perftest(program, size,
+                                                      f"-n {self.args.lat_iters}",
+                                                      timeout=180), sample_cpu=False)
+        problems = pt.judge(run, program, [size], self.args.lat_iters, mtu=self.ibmtu)
+        for stat, col in LAT_STATS:
+            m = metric("lat", program, size, 1, self.mtu, stat)
+            if problems:
+                self.record(self.entity, m, None, pt.headline(problems),
+                            run.text if stat == "typical" else None)
+            else:
+                self.record(self.entity, m, run.parsed["client"]["rows"][0][col],
+                            extra=self.extra(obs))
+
+
+class TcpRound(Round):
+    """iperf3 from guest B to guest A, no RDMA module loaded."""
+
+    def run(self, variants):
+        self.setup()
+        for name, _ in variants:
+            self.one(name)
+
+    def iperf3(self, opts):
+        a, b = self.bench.a, self.bench.b
+        port = pt.next_port(5300)
+        srv = a.spawn(f"exec iperf3 -s -1 -p {port}", timeout=self.args.duration + 120)
+        try:
+            pt.wait_listening(a, port, srv)
+            res = b.run(f"iperf3 -c {a.ip} -p {port} -t {self.args.duration} -J {opts}",
+                        timeout=self.args.duration + 90, check=False)
+        finally:
+            srv.kill()
+        return res
+
+    def one(self, name):
+        opts = TCP_VARIANTS[name].format(ibmtu=self.ibmtu)
+        mbw, mcpu = metric("bw", name, mtu=self.mtu), metric("cpu", name, mtu=self.mtu)
+        res, obs = self.observe(lambda: self.iperf3(opts), sample_cpu=True)
+        self.log(mbw["metric"], res.out + res.err)
+        try:
+            r = bs.iperf3(res.out)
+        except (ValueError, KeyError) as e:
+            why = f"iperf3 rc={res.rc}: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            self.record("tcp", mbw, None, why)
+            self.record("tcp", mcpu, None, why)
             return
-        self.record(self.driver, name, run.parsed["client"]["rows"][0]["t_typical"])
-
-
-METRICS = ([(f"{p} {size_name(s)}", "MB/s", "higher") for p, s in BW]
-           + [(f"{p} {size_name(s)} CPU", "CPU-s/GB", "lower") for p, s in BW]
-           + [(f"{p} {size_name(s)}", "us", "lower") for p, s in LAT])
+        extra = {**self.extra(obs), "iperf3": r}
+        self.record("tcp", mbw, r["bytes_per_s"] / MIB, extra=extra)
+        per = bs.cpu_per_payload_gb(obs["cpu_rate"], r["bytes_per_s"])
+        if per is None:
+            self.record("tcp", mcpu, None, "no traffic seen by the sampler")
+        else:
+            self.record("tcp", mcpu, per[0], extra={**extra, "busy": per[1]})
 
 
 def fmt(x):
@@ -177,40 +339,69 @@ def fmt(x):
     return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
 
 
-def report(samples, drivers):
-    """The table (a string) and the per-metric summary for the JSON."""
+def tcp_reference(m, medians, variant):
+    """TCP's median to set a bandwidth metric against: the same MTU, the
+    given variant ('tcp' or 'tcp eq-payload')."""
+    if m["kind"] != "bw" or m["lossy"] or m["program"].startswith("tcp"):
+        return None
+    return medians.get(metric("bw", variant, mtu=m["mtu"])["metric"])
+
+
+def report(samples, entities, metrics):
+    """The tables (a string) and the per-metric summary for the JSON."""
+    drivers = [e for e in entities if e != "tcp"]
     summary, lines = [], []
-    w = max(len(m) for m, _, _ in METRICS) + 2
-    head = f"{'metric':<{w}}{'unit':<10}{'better':<8}" + "".join(
-        f"{d + ' (n)':<16}" for d in drivers)
-    if "rxe" in drivers and "sroce" in drivers:
-        head += "sroce/rxe"
+    w = max(len(m["metric"]) for m in metrics) + 2
+    both = "rxe" in drivers and "sroce" in drivers
+    ratios = (["sroce/rxe"] if both else []) + (
+        [f"{d}/{t}" for d in drivers for t in ("TCP", "TCPeq")] if "tcp" in entities else [])
+    cols = drivers + (["tcp"] if "tcp" in entities else [])
+    head = (f"{'metric':<{w}}{'unit':<10}{'better':<8}"
+            + "".join(f"{c + ' (n)':<16}" for c in cols) + "".join(f"{r:<11}" for r in ratios))
     lines += [head, "-" * len(head)]
     reasons = {}
-    for name, unit, better in METRICS:
-        entry = {"metric": name, "unit": unit, "better": better, "values": {},
-                 "median": {}, "failures": {}}
+    tcp_medians = {}
+    for m in metrics:
+        if m["program"].startswith("tcp"):
+            vals = [s["value"] for s in samples if s["metric"] == m["metric"]
+                    and s["value"] is not None]
+            tcp_medians[m["metric"]] = statistics.median(vals) if vals else None
+    for m in metrics:
+        unit, better = UNITS[m["kind"]]
+        entry = {**m, "unit": unit, "better": better, "values": {}, "median": {},
+                 "failures": {}, "loaded": {}, "ratio": {}}
         cells = []
-        for d in drivers:
-            vals = [s["value"] for s in samples
-                    if s["metric"] == name and s["driver"] == d and s["value"] is not None]
-            fails = [s["error"] for s in samples
-                     if s["metric"] == name and s["driver"] == d and s["value"] is None]
+        owners = ["tcp"] if m["program"].startswith("tcp") else drivers
+        for d in cols:
+            if d not in owners:
+                cells.append("")
+                continue
+            mine = [s for s in samples if s["metric"] == m["metric"] and s["driver"] == d]
+            vals = [s["value"] for s in mine if s["value"] is not None]
+            fails = [s["error"] for s in mine if s["value"] is None]
+            nload = sum(1 for s in mine if s.get("loaded"))
             med = statistics.median(vals) if vals else None
-            entry["values"][d], entry["median"][d], entry["failures"][d] = vals, med, fails
-            cells.append(f"{fmt(med)} ({len(vals)})" + ("!" if fails else ""))
+            entry["values"][d], entry["median"][d] = vals, med
+            entry["failures"][d], entry["loaded"][d] = fails, nload
+            cells.append(f"{fmt(med)} ({len(vals)}{f',{nload}L' if nload else ''})"
+                         + ("!" if fails else ""))
             for why in fails:
-                reasons.setdefault((d, why), []).append(name)
-        ratio = None
-        m = entry["median"]
-        if m.get("rxe") and m.get("sroce") is not None:
-            ratio = m["sroce"] / m["rxe"]
-        entry["ratio"] = ratio
+                reasons.setdefault((d, why), []).append(m["metric"])
+        med = entry["median"]
+        if both and med.get("rxe") and med.get("sroce") is not None:
+            entry["ratio"]["sroce/rxe"] = med["sroce"] / med["rxe"]
+        for d in drivers:
+            for t, variant in (("TCP", "tcp"), ("TCPeq", "tcp eq-payload")):
+                ref = tcp_reference(m, tcp_medians, variant)
+                if ref and med.get(d) is not None:
+                    entry["ratio"][f"{d}/{t}"] = med[d] / ref
         summary.append(entry)
-        line = f"{name:<{w}}{unit:<10}{better:<8}" + "".join(f"{c:<16}" for c in cells)
-        if "rxe" in drivers and "sroce" in drivers:
-            line += fmt(ratio)
-        lines.append(line)
+        lines.append(f"{m['metric']:<{w}}{unit:<10}{better:<8}"
+                     + "".join(f"{c:<16}" for c in cells)
+                     + "".join(f"{fmt(entry['ratio'].get(r)) if r in entry['ratio'] else '':<11}"
+                               for r in ratios))
+    lines += ["", "(n) = samples, kL = k of them loaded (docs/BENCH.md), ! = failures below"]
+    lines += ["", per_frame_table(samples, metrics, cols)]
     if reasons:
         lines += ["", "! failed samples (the metric's median leaves them out):"]
         for (d, why), names in reasons.items():
@@ -218,46 +409,114 @@ def report(samples, drivers):
     return "\n".join(lines), summary
 
 
-def main():
+PER_FRAME = (("frames", "frames"), ("irq/fr", "virtio_net_irqs_per_frame"),
+             ("kick/fr", "kicks_per_frame"), ("rxsoft/fr", "net_rx_per_frame"),
+             ("retrans", None))
+
+
+def per_frame_table(samples, metrics, cols):
+    """Medians of the per-run counters of every bandwidth run, both guests
+    summed: frames sent on the link, virtio-net interrupts, kicks and
+    NET_RX softirqs per frame, retransmissions (RDMA counters for rxe and
+    sroce, TCP's RetransSegs for TCP)."""
+    names = [m["metric"] for m in metrics if m["kind"] == "bw"]
+    w = max(len(n) for n in names) + 2 if names else 10
+    head = f"{'per run (medians)':<{w}}{'':<7}" + "".join(f"{h:>11}" for h, _ in PER_FRAME)
+    lines = [head, "-" * len(head)]
+    for n in names:
+        for d in cols:
+            c = [s["counters"] for s in samples if s["metric"] == n and s["driver"] == d
+                 and s.get("counters")]
+            if not c:
+                continue
+            cells = []
+            for _, key in PER_FRAME:
+                if key is None:
+                    v = [x["tcp_retransmits" if d == "tcp" else "rdma_retransmits"] for x in c]
+                else:
+                    v = [x[key] for x in c if x.get(key) is not None]
+                cells.append(fmt(statistics.median(v)) if v else "-")
+            lines.append(f"{n:<{w}}{d:<7}" + "".join(f"{x:>11}" for x in cells))
+    return "\n".join(lines)
+
+
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--drivers", default="rxe,sroce",
-                    help="comma-separated, measured in this order in round 1")
-    ap.add_argument("--mtu", type=int, choices=sorted(pt.IB_MTU), default=1500)
-    ap.add_argument("--duration", type=int, default=5, help="seconds per bandwidth run (-D)")
+    ap.add_argument("--drivers", default="rxe,sroce,tcp",
+                    help="comma-separated entities (rxe, sroce, tcp), in round 1's order")
+    ap.add_argument("--mtu", default="1500", help="comma-separated: 1500, 9000")
+    ap.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)),
+                    help="bandwidth message sizes, bytes")
+    ap.add_argument("--qps", default="1,4", help="QP counts (-q) of the bandwidth runs")
+    ap.add_argument("--q-sizes", default="65536",
+                    help="sizes run with more than one QP (default 64 KiB; --full: all)")
+    ap.add_argument("--lossy", action="store_true", help="add the netem row")
+    ap.add_argument("--full", action="store_true",
+                    help="MTU 1500 and 9000, every size with every QP count, the netem row")
+    ap.add_argument("--duration", type=int, default=3, help="seconds per bandwidth run")
     ap.add_argument("--lat-iters", type=int, default=300)
     ap.add_argument("--json", help="where to write the results (default build/perf/)")
-    args = ap.parse_args()
-    drivers = args.drivers.split(",")
-    for d in drivers:
-        if d not in ("rxe", "sroce"):
+    ap.add_argument("--no-plots", action="store_true")
+    args = ap.parse_args(argv)
+    args.entities = args.drivers.split(",")
+    for d in args.entities:
+        if d not in ("rxe", "sroce", "tcp"):
             ap.error(f"unknown driver {d}")
+    args.sizes = [int(x) for x in args.sizes.split(",")]
+    args.qps = [int(x) for x in args.qps.split(",")]
+    args.q_sizes = [int(x) for x in args.q_sizes.split(",")]
+    args.mtus = [int(x) for x in args.mtu.split(",")]
+    if args.full:
+        args.mtus, args.q_sizes, args.lossy = sorted(pt.IB_MTU), args.sizes, True
+    for m in args.mtus:
+        if m not in pt.IB_MTU:
+            ap.error(f"MTU {m}: one of {sorted(pt.IB_MTU)}")
+    return args
+
+
+def environment(bench):
+    """Each guest's clocksource, qdisc, offloads (ethtool -k) and kernel."""
+    return {g.name: bs.sections(g.run(bs.ENVIRONMENT, timeout=60).out) for g in bench.guests}
+
+
+def main(argv=None):
+    args = parse_args(argv)
     install_signal_handlers()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     samples = []
+    rdma_runs, tcp_runs, metrics = plan(args)
 
-    def record(driver, metric, value, error=None, text=None, extra=None):
-        samples.append({"round": rnd, "driver": driver, "metric": metric, "value": value,
+    def record(driver, m, value, error=None, text=None, extra=None):
+        samples.append({"round": rnd, "driver": driver, "metric": m["metric"], "value": value,
                         "error": error, **(extra or {})})
         if text:
-            name = f"perf-r{rnd}-{driver}-{metric.replace(' ', '_')}.log"
-            path = os.path.join(bench.logdir, name)
-            with open(path, "w") as f:
+            name = f"perf-r{rnd}-{driver}-{m['metric'].replace(' ', '_')}.log"
+            with open(os.path.join(bench.logdir, name), "w") as f:
                 f.write(text)
         shown = "FAIL " + error if value is None else fmt(value)
-        print(f"  [round {rnd} {driver}] {metric}: {shown}", flush=True)
+        flag = " (loaded)" if (extra or {}).get("loaded") else ""
+        print(f"  [round {rnd} {driver}] {m['metric']}: {shown}{flag}", flush=True)
 
     load = [os.getloadavg()[0]]
     t0 = time.monotonic()
-    rnd, rc = 0, 0
+    rnd, rc, env = 0, 0, {}
     bench = Bench("rxe")
     try:
         bench.start()
+        env = environment(bench)
         for rnd in range(1, args.rounds + 1):
-            order = drivers if rnd % 2 else drivers[::-1]
-            for d in order:
-                print(f"=== round {rnd}/{args.rounds}: {d}", flush=True)
-                Measure(bench, d, args, record).run()
+            k = (rnd - 1) % len(args.entities)
+            order = args.entities[k:] + args.entities[:k]
+            for mtu in args.mtus:
+                for e in order:
+                    print(f"=== round {rnd}/{args.rounds}, MTU {mtu}: {e}", flush=True)
+                    if e == "tcp":
+                        TcpRound(bench, e, mtu, args, record).run(
+                            [t for t in tcp_runs if t[1] == mtu])
+                    else:
+                        RdmaRound(bench, e, mtu, args, record).run(
+                            [r for r in rdma_runs if r[4] == mtu])
     except (GuestError, CommandFailed, TimeoutError) as e:
         # What was measured until then is still reported.
         print(f"perf: bench failed in round {rnd}: {e}", file=sys.stderr)
@@ -265,16 +524,19 @@ def main():
     finally:
         bench.stop()
     load.append(os.getloadavg()[0])
-    table, summary = report(samples, drivers)
+    seconds = time.monotonic() - t0
+    table, summary = report(samples, args.entities, metrics)
+    nloaded = sum(1 for s in samples if s.get("loaded"))
     print()
-    print(f"{args.rounds} rounds, MTU {args.mtu}, {args.duration} s per bandwidth run, "
-          f"{args.lat_iters} latency iterations; medians over the rounds, "
-          f"(n) = samples; host load {load[0]:.1f} -> {load[1]:.1f}; "
-          f"{time.monotonic() - t0:.0f} s")
+    print(f"{args.rounds} rounds, MTU {args.mtu if not args.full else '1500,9000'}, "
+          f"{args.duration} s per bandwidth run, {args.lat_iters} latency iterations; "
+          f"medians over the rounds; host load {load[0]:.1f} -> {load[1]:.1f}, "
+          f"{nloaded} of {len(samples)} samples loaded; {seconds:.0f} s")
     print(table)
     out = args.json or os.path.join(BUILD, "perf", f"perf-{stamp}.json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    doc = {"time": stamp, "args": vars(args), "host_load": load, "summary": summary,
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    doc = {"time": stamp, "args": {k: v for k, v in vars(args).items()},
+           "host_load": load, "seconds": seconds, "environment": env, "summary": summary,
            "samples": samples, "logs": bench.logdir}
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
@@ -282,6 +544,10 @@ def main():
         with open(os.path.join(BUILD, "perf", "latest.json"), "w") as f:
             json.dump(doc, f, indent=1)
     print(f"\nresults: {os.path.relpath(out)}")
+    if not args.no_plots:
+        from .lib import benchplot
+        for path in benchplot.write(doc, os.path.splitext(out)[0]):
+            print(f"plot: {os.path.relpath(path)}")
     return rc
 
 
