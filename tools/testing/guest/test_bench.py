@@ -69,3 +69,40 @@ def test_sroce_module_loads(bench):
     if not os.path.exists(os.path.join(bench.top, "sroce.ko")):
         pytest.skip("sroce.ko not built")
     bench.a.run("modprobe sroce && grep -q '^sroce ' /proc/modules")
+
+
+def test_perf_smoke(bench):
+    """`make bench`'s machinery end to end, in make check's budget: one
+    short RDMA bandwidth run with this run's driver and one TCP run,
+    observed as the bench observes them (host load, guests' counters and
+    CPU). Only that every figure is there and sane is checked: timing is
+    never pass or fail."""
+    from tools.testing.bench import perf
+    args = perf.parse_args(["--drivers", f"{bench.driver},tcp", "--duration", "1"])
+    samples = []
+
+    def record(driver, m, value, error=None, text=None, extra=None):
+        samples.append({"driver": driver, "metric": m["metric"], "value": value,
+                        "error": error, **(extra or {})})
+
+    env = perf.environment(bench)
+    for g in bench.guests:
+        assert env[g.name]["clocksource"], env
+        assert "qdisc" in env[g.name]["qdisc"], env
+        assert "rx-checksumming" in env[g.name]["features"], env
+    perf.RdmaRound(bench, bench.driver, 1500, args, record).run(
+        [("bw", "ib_write_bw", 65536, 1, 1500, False)])
+    perf.TcpRound(bench, "tcp", 1500, args, record).run([("tcp", 1500)])
+    got = {(s["driver"], s["metric"]): s for s in samples}
+    assert set(got) == {(bench.driver, "ib_write_bw 64 KiB"), (bench.driver,
+                        "ib_write_bw 64 KiB CPU"), ("tcp", "tcp"), ("tcp", "tcp CPU")}, samples
+    for s in samples:
+        assert s["value"] is not None and s["value"] > 0, s
+        assert s["host"]["loadavg"][0] > 0 and "loaded" in s, s
+        c = s["counters"]
+        # 64 KiB messages at MTU 1500: more frames on the link than messages.
+        assert c["frames"] > 64, s
+        assert c["virtio_net_irqs_per_frame"] is not None, s
+    assert got[("tcp", "tcp")]["iperf3"]["bytes"] > 0
+    assert got[(bench.driver, "ib_write_bw 64 KiB")]["counters"]["rdma_retransmits"] >= 0
+test_perf_smoke.TIMEOUT = 300
