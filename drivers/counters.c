@@ -38,6 +38,7 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_LOOPBACK] = { .name = "loopback" },
 	[SROCE_CNT_TX_ZEROCOPY] = { .name = "tx_zerocopy" },
 	[SROCE_CNT_RX_BAD_MAD] = { .name = "rx_bad_mad" },
+	[SROCE_CNT_RX_NOT_OURS] = { .name = "rx_not_ours" },
 };
 
 static_assert(ARRAY_SIZE(sroce_counter_descs) == SROCE_NUM_COUNTERS);

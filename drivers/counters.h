@@ -32,6 +32,7 @@ enum sroce_counter {
 	SROCE_CNT_LOOPBACK,		/* sent to ourselves without the wire */
 	SROCE_CNT_TX_ZEROCOPY,		/* sent with payload in MR page frags */
 	SROCE_CNT_RX_BAD_MAD,		/* a datagram to QP1 that is no MAD */
+	SROCE_CNT_RX_NOT_OURS,		/* RoCEv2 to no GID of ours: the stack's */
 	SROCE_NUM_COUNTERS,
 };
 

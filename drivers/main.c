@@ -39,12 +39,15 @@ static int __init sroce_init(void)
 
 /*
  * Stop new links first, then remove the devices while the netdev notifier
- * still runs, so a netdev vanishing meanwhile is still let go of.
+ * still runs, so a netdev vanishing meanwhile is still let go of. The
+ * destroyed QPs' packets still in a qdisc call back into the module when
+ * freed: wait for them before anything they use goes.
  */
 static void __exit sroce_exit(void)
 {
 	sroce_link_unregister();
 	sroce_dev_unregister_all();
+	sroce_qp_wait_packets();
 	sroce_netdev_exit();
 	destroy_workqueue(sroce_wq);
 	sroce_icrc_exit();

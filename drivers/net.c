@@ -5,17 +5,20 @@
  * transport; packets the transport builds get their UDP, IP and Ethernet
  * headers and their ICRC here and leave through dev_queue_xmit(). No
  * socket is involved, so nothing else on the host can receive port 4791
- * on this netdev while sroce is attached.
+ * at the netdev's own addresses while sroce is attached; RoCEv2 to any
+ * other address goes on to the stack.
  */
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
 #include <linux/if_ether.h>
+#include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <net/addrconf.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 
@@ -155,9 +158,65 @@ drop:
 }
 
 /*
+ * The port's default GID: fe80::/64 and the MAC's EUI-64, as the core
+ * makes it, whatever link-local address the netdev itself has.
+ */
+static bool sroce_rx_default_gid(const struct in6_addr *daddr,
+				 struct net_device *ndev)
+{
+	u8 eui[8];
+
+	return daddr->s6_addr32[0] == htonl(0xfe800000) &&
+	       !daddr->s6_addr32[1] && !addrconf_ifid_eui48(eui, ndev) &&
+	       !memcmp(&daddr->s6_addr[8], eui, sizeof(eui));
+}
+
+/*
+ * Is a RoCEv2 frame for one of the device's GIDs, or for a group a QP of
+ * it joined? The GIDs are the netdev's addresses (and the default GID),
+ * so the stack's own RCU-hashed address lists answer for the GID table,
+ * without its lock and linear search per packet.
+ *
+ * Context: softirq, rcu_read_lock held.
+ */
+static bool sroce_rx_for_us(struct sroce_dev *sdev, const struct sk_buff *skb)
+{
+	struct net_device *ndev = skb->dev;
+	const struct ipv6hdr *ip6h;
+	const struct iphdr *iph;
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+	} buf;
+	union ib_gid gid;
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		iph = skb_header_pointer(skb, 0, sizeof(*iph), &buf.v4);
+		if (!iph)
+			return false;
+		if (!ipv4_is_multicast(iph->daddr))
+			return __ip_dev_find(dev_net(ndev), iph->daddr,
+					     false) == ndev;
+		ipv6_addr_set_v4mapped(iph->daddr, (struct in6_addr *)gid.raw);
+	} else {
+		ip6h = skb_header_pointer(skb, 0, sizeof(*ip6h), &buf.v6);
+		if (!ip6h)
+			return false;
+		if (!ipv6_addr_is_multicast(&ip6h->daddr))
+			/* strict: a global address of another netdev's. */
+			return ipv6_chk_addr(dev_net(ndev), &ip6h->daddr, ndev,
+					     1) ||
+			       sroce_rx_default_gid(&ip6h->daddr, ndev);
+		memcpy(gid.raw, &ip6h->daddr, sizeof(gid.raw));
+	}
+	return sroce_mcast_local(sdev, &gid);
+}
+
+/*
  * Context: softirq, rcu_read_lock held, for every frame the netdev
- * receives. Whatever is not RoCEv2 to this host or to a multicast
- * group passes on untouched; RoCEv2 frames are always consumed.
+ * receives. Whatever is not RoCEv2 to one of the device's GIDs or to a
+ * group it joined passes on untouched (routed RoCE, another address of
+ * the host's); RoCEv2 frames to us are always consumed.
  */
 static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 {
@@ -178,6 +237,10 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 		return RX_HANDLER_PASS;
 
 	sdev = rcu_dereference(skb->dev->rx_handler_data);
+	if (!sroce_rx_for_us(sdev, skb)) {
+		sroce_count(sdev, SROCE_CNT_RX_NOT_OURS);
+		return RX_HANDLER_PASS;
+	}
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		sroce_count(sdev, SROCE_CNT_RX_DROPPED);

@@ -6,7 +6,9 @@
  */
 #include <linux/hash.h>
 #include <linux/minmax.h>
+#include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
@@ -289,10 +291,36 @@ err_ref:
 	return err;
 }
 
+/*
+ * QPs destroyed while packets of theirs still sit in a qdisc or a driver's
+ * ring. Those packets' destructor is this module's text, so each such QP
+ * holds the module until its last packet is freed: rmmod fails with EBUSY
+ * meanwhile. Only sroce_exit(), which runs when the devices' removal
+ * destroyed the QPs, waits for the count to drain instead.
+ */
+static atomic_t sroce_qp_refs_left = ATOMIC_INIT(0);
+
 static void sroce_qp_ref_release(struct sroce_qp_ref *ref)
 {
-	if (refcount_dec_and_test(&ref->mem))
-		kfree_rcu(ref, rcu);
+	if (!refcount_dec_and_test(&ref->mem))
+		return;
+	kfree_rcu(ref, rcu);
+	if (atomic_dec_and_test(&sroce_qp_refs_left))
+		wake_up_var(&sroce_qp_refs_left);
+	/* The last thing done with the module's text in hand. */
+	module_put(THIS_MODULE);
+}
+
+/**
+ * sroce_qp_wait_packets() - wait until no destroyed QP's packet exists
+ *
+ * For the module's exit, when the devices are gone: the destructors of
+ * those packets are the module's text. They run it under RCU, and the
+ * module's memory is freed only after a grace period.
+ */
+void sroce_qp_wait_packets(void)
+{
+	wait_var_event(&sroce_qp_refs_left, !atomic_read(&sroce_qp_refs_left));
 }
 
 /*
@@ -307,6 +335,9 @@ static void sroce_qp_fini_runtime(struct sroce_qp *qp)
 	cancel_work_sync(&qp->err_work);
 	sroce_req_fini(qp);
 	sroce_resp_fini(qp);
+	/* Released with the reference object, by the QP's last packet. */
+	__module_get(THIS_MODULE);
+	atomic_inc(&sroce_qp_refs_left);
 	sroce_qp_ref_release(qp->ref);
 	kvfree(qp->kav);
 }
@@ -314,12 +345,15 @@ static void sroce_qp_fini_runtime(struct sroce_qp *qp)
 /*
  * A packet of the QP's is freed: sent, dropped, or received back. At the
  * low-water mark the requester and the responder, which may have stopped
- * at the high one, go on.
+ * at the high one, go on. It may be the module's last reference
+ * (sroce_qp_ref_release()), and a qdisc may free it in process context:
+ * the read-side section makes the module's free wait until it is out.
  */
 static void sroce_qp_skb_done(struct sk_buff *skb)
 {
 	struct sroce_qp_ref *ref = skb_shinfo(skb)->destructor_arg;
 
+	rcu_read_lock();
 	if (atomic_dec_return(&ref->inflight) == SROCE_INFLIGHT_LOW &&
 	    refcount_inc_not_zero(&ref->count)) {
 		queue_work(sroce_wq, &ref->qp->send_work);
@@ -327,6 +361,7 @@ static void sroce_qp_skb_done(struct sk_buff *skb)
 		sroce_qp_put(ref->qp);
 	}
 	sroce_qp_ref_release(ref);
+	rcu_read_unlock();
 }
 
 /**

@@ -327,6 +327,7 @@ static inline struct sroce_swqe *sroce_swqe_at(const struct sroce_qp *qp,
 
 void sroce_qp_error(struct sroce_qp *qp);
 void sroce_qp_own_skb(struct sroce_qp *qp, struct sk_buff *skb);
+void sroce_qp_wait_packets(void);
 
 static inline bool sroce_qp_tx_full(const struct sroce_qp *qp)
 {

@@ -12,6 +12,8 @@ import re
 
 import pytest
 
+from tools.testing.bench.lib.perftest import wait_listening
+
 # make check runs this file on the 6.12 guests too (scripts/check).
 pytestmark = pytest.mark.kernel("6.12")
 
@@ -344,3 +346,48 @@ def test_netdev_removed_while_a_process_holds_the_device(bench):
 @pytest.mark.sroce(SROCE_ONLY)
 def test_rmmod_while_a_process_holds_the_device(bench):
     removal_with_holder(bench, "eth0", "rmmod sroce")
+
+
+def qdisc_backlog(g):
+    """Packets eth0's root qdisc holds, from `tc -s qdisc`."""
+    out = g.run("tc -s qdisc show dev eth0 root").out
+    m = re.search(r"backlog \S+ (\d+)p", out)
+    assert m, out
+    return int(m.group(1))
+
+
+@pytest.mark.sroce(SROCE_ONLY)
+def test_rmmod_while_a_qdisc_holds_packets(bench):
+    """The review's reproduction of a guest killed by rmmod: a slow qdisc
+    holds a killed writer's packets past its device's deletion, and their
+    destructor is the module's text. rmmod must refuse (EBUSY) while they
+    are queued and succeed once they are freed; the gate sees no oops."""
+    a, b = bench.a, bench.b
+    for g in (a, b):
+        bench.attach(g, "sroce0")
+    ga, gb = a.gid_index("sroce0"), b.gid_index("sroce0")
+    bw = "ib_write_bw -d sroce0 -s 65536 -D 300 -p 18600"
+    a.run("tc qdisc add dev eth0 root tbf rate 8kbit burst 4000 limit 4000000")
+    try:
+        server = b.spawn(f"exec {bw} -x {gb}", timeout=400)
+        wait_listening(b, 18600, server, timeout=60)
+        client = a.spawn(f"echo $$ > /tmp/bw.pid; exec {bw} -x {ga} {b.ip}",
+                         timeout=400)
+        a.wait_for("tc -s qdisc show dev eth0 root | "
+                   "grep -qE 'backlog [^ ]+ ([2-9][0-9]|[0-9]{3,})p'",
+                   timeout=120)
+        # The writer may have ended already: its ACKs wait behind the
+        # qdisc too, and its retries run out.
+        a.run("kill -9 $(cat /tmp/bw.pid) 2>/dev/null || true")
+        client.wait(30, check=False)
+        # Deleting the device does not wait for the qdisc.
+        a.run("rdma link delete sroce0", timeout=30)
+        r = a.run("rmmod sroce", check=False, timeout=30)
+        assert r.rc != 0 and "in use" in r.err, r
+        # The refusal was for packets really still queued.
+        assert qdisc_backlog(a) > 0
+        a.run("test -e /sys/module/sroce")
+    finally:
+        a.run("tc qdisc del dev eth0 root")
+    # Packets the NIC took are freed when it next completes a send.
+    a.wait_for(f"ping -c1 -W1 {b.ip} >/dev/null; rmmod sroce", timeout=60)

@@ -202,6 +202,53 @@ def test_hostile_frames_dropped_and_counted(bench):
     b.run(f"ping -c 2 -i 0.2 -W 2 {a.ip}", timeout=30)
 
 
+# A's listener for RoCEv2 datagrams at another of its addresses: IPv6
+# RoCEv2 has no UDP checksum, which a socket takes only if it says so
+# (UDP_NO_CHECK6_RX).
+OTHER_V4, OTHER_V6 = "10.77.0.9", "fd77::9"
+LISTENER = f"""
+import socket
+v4 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+v4.bind(("{OTHER_V4}", 4791))
+v6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+v6.setsockopt(socket.IPPROTO_UDP, 102, 1)
+v6.bind(("{OTHER_V6}", 4791))
+open("/tmp/bound", "w").close()
+for s in (v4, v6):
+    s.settimeout(60)
+    print(s.recv(4096).hex(), flush=True)
+"""
+
+
+@pytest.mark.sroce(SROCE_ONLY)
+def test_frames_to_other_addresses_go_to_the_stack(bench):
+    """RoCEv2 to an address of the host's that is no GID of the device (a
+    dummy netdev's, which the host accepts on eth0 too) is the stack's: a
+    UDP socket there gets it byte for byte, and rx_not_ours counts it;
+    RoCEv2 to A's own addresses stays sroce's."""
+    a, b = bench.a, bench.b
+    dev = bench.attach(a)
+    a.run(f"ip link add d0 type dummy && ip link set d0 up && "
+          f"ip addr add {OTHER_V4}/32 dev d0 && "
+          f"ip addr add {OTHER_V6}/128 dev d0 nodad")
+    a.run("rm -f /tmp/bound")
+    job = a.spawn(f"exec /usr/bin/python3 -c '{LISTENER}'", timeout=120)
+    a.wait_for("test -e /tmp/bound", timeout=30)
+    t = roce.bth(0x04, 0x123, 1) + b"0123456789abcdef"
+    v4 = roce.frame(t, a.mac, b.mac, b.ip, OTHER_V4)
+    v6 = roce.frame(t, a.mac, b.mac, b.ip6, OTHER_V6)
+    before = counters(a, dev)
+    send(bench, [v4, v6])
+    got = job.wait(60).out.split()
+    assert got == [v4[14 + 20 + 8:].hex(), v6[14 + 40 + 8:].hex()], got
+    ours = [good(bench), good(bench, v6=True)]
+    send(bench, ours)
+    wait_counts(a, dev, {
+        "rx_not_ours": before["rx_not_ours"] + 2,
+        "rx_packets": before["rx_packets"] + len(ours),
+    })
+
+
 @pytest.mark.sroce(SROCE_ONLY)
 def test_random_frames(bench):
     """Frames of random bytes after valid IP and UDP headers: each one is
