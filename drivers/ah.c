@@ -25,6 +25,12 @@
  * RoCEv2 one, and the destination must be of the same IP family, as one
  * packet carries both addresses in one IP header.
  *
+ * What RoCE ignores is not refused: the DLID and source path bits (the
+ * core does not even keep them for a RoCE attribute), and flow label bits
+ * above the 20 the GRH has, which sroce_av_set() drops as hardware RoCE
+ * devices do. UCX, for one, sets them all (the ones' complement of its
+ * path index) on every AH and RC path.
+ *
  * Return: 0 or -EINVAL.
  */
 int sroce_av_check(const struct rdma_ah_attr *attr)
@@ -35,8 +41,7 @@ int sroce_av_check(const struct rdma_ah_attr *attr)
 
 	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
 	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH) ||
-	    rdma_ah_get_port_num(attr) != 1 || !grh->sgid_attr ||
-	    grh->flow_label & ~IB_GRH_FLOWLABEL_MASK)
+	    rdma_ah_get_port_num(attr) != 1 || !grh->sgid_attr)
 		return -EINVAL;
 
 	net_type = rdma_gid_attr_network_type(grh->sgid_attr);
@@ -57,7 +62,7 @@ void sroce_av_set(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	av->dgid = grh->dgid;
 	ether_addr_copy(av->dmac, attr->roce.dmac);
 	av->net_type = rdma_gid_attr_network_type(grh->sgid_attr);
-	av->flow_label = grh->flow_label;
+	av->flow_label = grh->flow_label & IB_GRH_FLOWLABEL_MASK;
 	av->sgid_index = grh->sgid_attr->index;
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;

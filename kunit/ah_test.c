@@ -131,13 +131,34 @@ static void refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), -EINVAL);
 	attr = attr_to(&v6, true);
 	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), -EINVAL);
+}
 
-	/* The flow label has 20 bits. */
+/*
+ * What RoCE has no use for is accepted, as hardware RoCE devices do: UCX
+ * sets a DLID of 0xc000 and a flow label of ~0 on every AH it creates.
+ */
+static void roce_ignores(struct kunit *test)
+{
+	struct ib_gid_attr v4 = sgid_of(IB_GID_TYPE_ROCE_UDP_ENCAP, true);
+	struct ib_gid_attr v6 = sgid_of(IB_GID_TYPE_ROCE_UDP_ENCAP, false);
+	struct rdma_ah_attr attr;
+	struct sroce_av av;
+
+	/* The GRH's flow label has 20 bits: the rest are dropped. */
+	attr = attr_to(&v4, true);
+	attr.grh.flow_label = ~0U;
+	KUNIT_ASSERT_EQ(test, av_from(&av, &attr), 0);
+	KUNIT_EXPECT_EQ(test, av.flow_label, IB_GRH_FLOWLABEL_MASK);
 	attr = attr_to(&v6, false);
-	attr.grh.flow_label = 0x100000;
-	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), -EINVAL);
-	attr.grh.flow_label = 0xfffff;
-	KUNIT_EXPECT_EQ(test, av_from(&av, &attr), 0);
+	attr.grh.flow_label = 0x1abcde;
+	KUNIT_ASSERT_EQ(test, av_from(&av, &attr), 0);
+	KUNIT_EXPECT_EQ(test, av.flow_label, 0xabcdeU);
+
+	/* UCX's traffic class: DSCP 26 with ECT(0). */
+	attr = attr_to(&v4, true);
+	attr.grh.traffic_class = 106;
+	KUNIT_ASSERT_EQ(test, av_from(&av, &attr), 0);
+	KUNIT_EXPECT_EQ(test, av.traffic_class, 106);
 }
 
 /* query_ah gives back what create_ah was given, less the GID reference. */
@@ -199,6 +220,7 @@ static struct kunit_case ah_cases[] = {
 	KUNIT_CASE(ipv4_destination),
 	KUNIT_CASE(ipv6_destination),
 	KUNIT_CASE(refused),
+	KUNIT_CASE(roce_ignores),
 	KUNIT_CASE(round_trip),
 	KUNIT_CASE(lookup_by_pd),
 	{}
