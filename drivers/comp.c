@@ -12,10 +12,12 @@
 #include <linux/jiffies.h>
 #include <rdma/ib_verbs.h>
 
+#include "comp.h"
 #include "counters.h"
 #include "cq.h"
 #include "device.h"
 #include "msg.h"
+#include "opcode.h"
 #include "payload.h"
 #include "pkt.h"
 #include "qp.h"

@@ -11,6 +11,7 @@
 #include <linux/kernel.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "opcode.h"
 #include "pkt.h"
 #include "wire.h"
 

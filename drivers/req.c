@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
+#include "comp.h"
 #include "counters.h"
 #include "device.h"
 #include "limits.h"
@@ -21,6 +22,7 @@
 #include "mw.h"
 #include "msg.h"
 #include "net.h"
+#include "opcode.h"
 #include "payload.h"
 #include "pkt.h"
 #include "qp.h"
