@@ -33,12 +33,6 @@ static const u32 sroce_rnr_usecs[32] = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-static bool sroce_is_rd_op(u8 op)
-{
-	return op == SROCE_OP_READ_REQ || op == SROCE_OP_CMP_SWAP ||
-	       op == SROCE_OP_FETCH_ADD;
-}
-
 static void sroce_comp_post(struct sroce_qp *qp, struct sroce_swqe *swqe)
 {
 	struct sroce_cqe cqe = {
@@ -165,7 +159,7 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 			continue;
 		if (!swqe->numbered)
 			break;
-		if (sroce_is_rd_op(swqe->wire_op)) {
+		if (sroce_msg_is_rd(swqe->wire_op)) {
 			if (!nak_reads ||
 			    sroce_psn_cmp(psn, swqe->first_psn) < 0)
 				break;
@@ -216,7 +210,7 @@ static void sroce_comp_retry(struct sroce_qp *qp)
 	sroce_count(sdev, SROCE_CNT_RETRANSMITS);
 	/* A read or atomic asked for again: see sroce_req_rd_limit(). */
 	swqe = sroce_comp_oldest(qp);
-	if (swqe && sroce_is_rd_op(swqe->wire_op))
+	if (swqe && sroce_msg_is_rd(swqe->wire_op))
 		swqe->rewind_off = swqe->resp_off;
 	sroce_req_rewind(qp);
 }
@@ -333,7 +327,7 @@ static struct sroce_swqe *sroce_comp_rd_wqe(struct sroce_qp *qp, u32 psn)
 	/* An answer acknowledges every request before it. */
 	sroce_comp_acked(qp, sroce_psn_add(psn, SROCE_BTH_PSN_MASK), false);
 	swqe = sroce_comp_oldest(qp);
-	if (!swqe || !swqe->sent || !sroce_is_rd_op(swqe->wire_op))
+	if (!swqe || !swqe->sent || !sroce_msg_is_rd(swqe->wire_op))
 		return NULL;
 	if (sroce_psn_cmp(psn, swqe->first_psn) < 0 ||
 	    sroce_psn_cmp(psn, swqe->last_psn) > 0)

@@ -107,12 +107,6 @@ void sroce_req_start(struct sroce_qp *qp)
 	}
 }
 
-static bool sroce_is_rd(u8 wire_op)
-{
-	return wire_op == SROCE_OP_READ_REQ || wire_op == SROCE_OP_CMP_SWAP ||
-	       wire_op == SROCE_OP_FETCH_ADD;
-}
-
 /* Not an opcode family: a WQE that sends nothing (see sroce_req_local()). */
 #define SROCE_REQ_LOCAL		0xfe
 
@@ -195,13 +189,10 @@ static u8 sroce_req_check(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	}
 	if (!sroce_wqe_len(qp, w, &swqe->len))
 		return IB_WC_LOC_LEN_ERR;
-	if (sroce_is_rd(swqe->wire_op) && inl)
+	if (sroce_msg_is_rd(swqe->wire_op) && inl)
 		return IB_WC_LOC_QP_OP_ERR;
-	if (swqe->wire_op == SROCE_OP_CMP_SWAP ||
-	    swqe->wire_op == SROCE_OP_FETCH_ADD) {
-		if (swqe->len != sizeof(u64))
-			return IB_WC_LOC_LEN_ERR;
-	}
+	if (sroce_msg_is_atomic(swqe->wire_op) && swqe->len != sizeof(u64))
+		return IB_WC_LOC_LEN_ERR;
 	if (sroce_qp_is_ud(qp)) {
 		if (swqe->len > qp->req.mtu)
 			return IB_WC_LOC_LEN_ERR;
@@ -214,7 +205,7 @@ static u8 sroce_req_check(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	}
 	if (inl)
 		return IB_WC_SUCCESS;
-	access = sroce_is_rd(swqe->wire_op) ? IB_ACCESS_LOCAL_WRITE : 0;
+	access = sroce_msg_is_rd(swqe->wire_op) ? IB_ACCESS_LOCAL_WRITE : 0;
 	if (sroce_sge_check(sdev, qp->ibqp.pd, w->sge, w->num_sge, access))
 		return IB_WC_LOC_PROT_ERR;
 	return IB_WC_SUCCESS;
@@ -496,7 +487,7 @@ static u32 sroce_req_rd_limit(struct sroce_qp *qp)
 		swqe = sroce_swqe_at(qp, idx);
 		if (swqe->done)
 			continue;
-		if (sroce_is_rd(swqe->wire_op) && swqe->rewind_off != U32_MAX)
+		if (sroce_msg_is_rd(swqe->wire_op) && swqe->rewind_off != U32_MAX)
 			return 1;
 		break;
 	}
@@ -519,7 +510,7 @@ static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		return true;
 	if (swqe->wqe.send_flags & IB_SEND_FENCE && req->rd_out)
 		return false;
-	return !sroce_is_rd(swqe->wire_op) ||
+	return !sroce_msg_is_rd(swqe->wire_op) ||
 	       req->rd_out < sroce_req_rd_limit(qp);
 }
 
@@ -535,8 +526,7 @@ static void sroce_req_number(struct sroce_qp *qp, struct sroce_swqe *swqe)
 
 	if (!swqe->numbered) {
 		swqe->first_psn = req->max_psn;
-		if (swqe->wire_op == SROCE_OP_CMP_SWAP ||
-		    swqe->wire_op == SROCE_OP_FETCH_ADD)
+		if (sroce_msg_is_atomic(swqe->wire_op))
 			n = 1;
 		swqe->last_psn = sroce_psn_add(swqe->first_psn, n - 1);
 		swqe->numbered = true;
@@ -553,7 +543,7 @@ static int sroce_req_step(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	sroce_req_number(qp, swqe);
 	if (!sroce_req_may_send(qp, swqe))
 		return -EAGAIN;
-	if (sroce_is_rd(swqe->wire_op))
+	if (sroce_msg_is_rd(swqe->wire_op))
 		err = sroce_req_send_rd(qp, swqe);
 	else
 		err = sroce_req_send_data(qp, swqe);
@@ -750,7 +740,7 @@ void sroce_req_rewind(struct sroce_qp *qp)
 		return;
 	swqe = sroce_swqe_at(qp, idx);
 	req->cur = idx;
-	if (sroce_is_rd(swqe->wire_op)) {
+	if (sroce_msg_is_rd(swqe->wire_op)) {
 		req->off = swqe->resp_off;
 		return;
 	}
