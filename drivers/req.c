@@ -109,8 +109,10 @@ void sroce_req_start(struct sroce_qp *qp)
 
 /* Not an opcode family: a WQE that sends nothing (see sroce_req_local()). */
 #define SROCE_REQ_LOCAL		0xfe
+/* Not an opcode family: a WR opcode this QP may not post. */
+#define SROCE_REQ_BAD_OP	0xff
 
-/* The opcode family of a WR opcode, if @qp may post it; 0xff if not. */
+/* The opcode family of a WR opcode, if @qp may post it. */
 static u8 sroce_wr_family(const struct sroce_qp *qp, u32 opcode)
 {
 	enum ib_qp_type qpt = qp->ibqp.qp_type;
@@ -122,25 +124,26 @@ static u8 sroce_wr_family(const struct sroce_qp *qp, u32 opcode)
 	case IB_UVERBS_WR_BIND_MW:
 		/* Windows are user objects; kernel WRs have no bind member. */
 		return (rc || uc) && !sroce_qp_is_kernel(qp) ?
-		       SROCE_REQ_LOCAL : 0xff;
+		       SROCE_REQ_LOCAL : SROCE_REQ_BAD_OP;
 	case IB_WR_REG_MR:
-		return sroce_qp_is_kernel(qp) ? SROCE_REQ_LOCAL : 0xff;
+		return sroce_qp_is_kernel(qp) ?
+		       SROCE_REQ_LOCAL : SROCE_REQ_BAD_OP;
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
 		return SROCE_OP_SEND_FIRST;
 	case IB_UVERBS_WR_SEND_WITH_INV:
-		return rc ? SROCE_OP_SEND_FIRST : 0xff;
+		return rc ? SROCE_OP_SEND_FIRST : SROCE_REQ_BAD_OP;
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return rc || uc ? SROCE_OP_WRITE_FIRST : 0xff;
+		return rc || uc ? SROCE_OP_WRITE_FIRST : SROCE_REQ_BAD_OP;
 	case IB_UVERBS_WR_RDMA_READ:
-		return rc ? SROCE_OP_READ_REQ : 0xff;
+		return rc ? SROCE_OP_READ_REQ : SROCE_REQ_BAD_OP;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		return rc ? SROCE_OP_CMP_SWAP : 0xff;
+		return rc ? SROCE_OP_CMP_SWAP : SROCE_REQ_BAD_OP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		return rc ? SROCE_OP_FETCH_ADD : 0xff;
+		return rc ? SROCE_OP_FETCH_ADD : SROCE_REQ_BAD_OP;
 	default:
-		return 0xff;
+		return SROCE_REQ_BAD_OP;
 	}
 }
 
@@ -181,7 +184,7 @@ static u8 sroce_req_check(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	u32 access;
 
 	swqe->wire_op = sroce_wr_family(qp, w->opcode);
-	if (swqe->wire_op == 0xff)
+	if (swqe->wire_op == SROCE_REQ_BAD_OP)
 		return IB_WC_LOC_QP_OP_ERR;
 	if (swqe->wire_op == SROCE_REQ_LOCAL) {
 		swqe->len = 0;
