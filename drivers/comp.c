@@ -166,10 +166,11 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 			/*
 			 * Once per gap: a responder that answers a repeated
 			 * request with the whole rest behind what it already
-			 * queued (rdma_rxe) sends many acknowledgments past
-			 * the gap before the answer to our first request
-			 * comes; each must not ask for yet another copy.
-			 * A lost request is the timer's to send again.
+			 * queued sends many acknowledgments past the gap
+			 * before the answer to our first request comes; each
+			 * must not ask for yet another copy. A lost request
+			 * is the timer's to send again. (docs/INTEROP.md,
+			 * "Bugs interop found", 2.)
 			 */
 			if (swqe->rewind_off == swqe->resp_off)
 				return false;
@@ -353,16 +354,13 @@ static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *swqe)
  *
  * A read response that brings nothing new (a duplicate, one past a gap we
  * already asked to have filled, or one for a later read while an earlier
- * one has a gap) still shows the responder at work on our reads.
- * rdma_rxe sends a whole read response in one burst and answers a
- * repeated read request with a second burst from the requested offset,
- * behind the first; on a slow link the queue ahead of its NIC then holds
- * seconds of responses, most of them stale. Timing out while they drain
- * would ask for yet another copy of the rest (and spend a retry each
- * time, failing a 4 MiB ib_read_bw with "retry exceeded"). So the timer
- * measures silence, as rxe's own requester does (rxe_comp.c re-arms its
- * retransmit timer whenever it has drained its received responses); a
- * responder that stops answering still times out.
+ * one has a gap) still shows the responder at work on our reads. A
+ * responder that answers a repeated read request with a second burst
+ * behind the first can have seconds of stale responses queued on a slow
+ * link; timing out while they drain would ask for yet another copy of
+ * the rest and spend a retry each time. So the timer measures silence;
+ * a responder that stops answering still times out. (docs/INTEROP.md,
+ * "Bugs interop found", 1.)
  *
  * Context: sq_lock held.
  */

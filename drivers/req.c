@@ -280,11 +280,10 @@ static u8 sroce_transport(enum ib_qp_type qpt)
  * at a time, each piece asked for when the one before it is complete
  * (the completer does). A responder answers a repeated read request for
  * part of the original read, as it must for one that starts at the first
- * missing packet; rdma_rxe checks only that the part lies within the
- * original, and so does sroce's responder. rxe queues a whole response at
- * once: asked for the whole rest of a read of megabytes, it overflows its
- * own queue, which drops from its head, the very packets we lack, and
- * recovery never ends.
+ * missing packet. One that queues a whole response at once, asked for the
+ * whole rest of a read of megabytes, overflows its own queue, which drops
+ * from its head the very packets we lack, and recovery never ends.
+ * (docs/INTEROP.md, "Bugs interop found", 4.)
  *
  * Return: bytes.
  */
@@ -472,11 +471,11 @@ static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe)
  * max_rd_atomic, except while the oldest unfinished read or atomic has had
  * to be asked for again (its answer, or part of it, was lost): then only
  * that one, until it completes. A responder that queues whole read
- * responses at once (rdma_rxe) would otherwise get the repeated request
- * together with every later read again; its queue, full, drops from its
- * head, which is the very response we are missing, every time (an 8 MiB
- * ib_read_bw against rxe never completed). The same back-off as TCP's
- * window after a loss, in units of reads.
+ * responses at once would otherwise get the repeated request together
+ * with every later read again; its queue, full, drops from its head the
+ * very response we are missing, every time. The same back-off as TCP's
+ * window after a loss, in units of reads. (docs/INTEROP.md, "Bugs interop
+ * found", 3.)
  *
  * Return: the limit for req->rd_out.
  */
