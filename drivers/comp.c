@@ -12,10 +12,12 @@
 #include <linux/jiffies.h>
 #include <rdma/ib_verbs.h>
 
+#include "comp.h"
 #include "counters.h"
 #include "cq.h"
 #include "device.h"
 #include "msg.h"
+#include "opcode.h"
 #include "payload.h"
 #include "pkt.h"
 #include "qp.h"
@@ -30,12 +32,6 @@ static const u32 sroce_rnr_usecs[32] = {
 	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
-
-static bool sroce_is_rd_op(u8 op)
-{
-	return op == SROCE_OP_READ_REQ || op == SROCE_OP_CMP_SWAP ||
-	       op == SROCE_OP_FETCH_ADD;
-}
 
 static void sroce_comp_post(struct sroce_qp *qp, struct sroce_swqe *swqe)
 {
@@ -163,17 +159,18 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 			continue;
 		if (!swqe->numbered)
 			break;
-		if (sroce_is_rd_op(swqe->wire_op)) {
+		if (sroce_msg_is_rd(swqe->wire_op)) {
 			if (!nak_reads ||
 			    sroce_psn_cmp(psn, swqe->first_psn) < 0)
 				break;
 			/*
 			 * Once per gap: a responder that answers a repeated
 			 * request with the whole rest behind what it already
-			 * queued (rdma_rxe) sends many acknowledgments past
-			 * the gap before the answer to our first request
-			 * comes; each must not ask for yet another copy.
-			 * A lost request is the timer's to send again.
+			 * queued sends many acknowledgments past the gap
+			 * before the answer to our first request comes; each
+			 * must not ask for yet another copy. A lost request
+			 * is the timer's to send again. (docs/INTEROP.md,
+			 * "Bugs interop found", 2.)
 			 */
 			if (swqe->rewind_off == swqe->resp_off)
 				return false;
@@ -214,7 +211,7 @@ static void sroce_comp_retry(struct sroce_qp *qp)
 	sroce_count(sdev, SROCE_CNT_RETRANSMITS);
 	/* A read or atomic asked for again: see sroce_req_rd_limit(). */
 	swqe = sroce_comp_oldest(qp);
-	if (swqe && sroce_is_rd_op(swqe->wire_op))
+	if (swqe && sroce_msg_is_rd(swqe->wire_op))
 		swqe->rewind_off = swqe->resp_off;
 	sroce_req_rewind(qp);
 }
@@ -331,7 +328,7 @@ static struct sroce_swqe *sroce_comp_rd_wqe(struct sroce_qp *qp, u32 psn)
 	/* An answer acknowledges every request before it. */
 	sroce_comp_acked(qp, sroce_psn_add(psn, SROCE_BTH_PSN_MASK), false);
 	swqe = sroce_comp_oldest(qp);
-	if (!swqe || !swqe->sent || !sroce_is_rd_op(swqe->wire_op))
+	if (!swqe || !swqe->sent || !sroce_msg_is_rd(swqe->wire_op))
 		return NULL;
 	if (sroce_psn_cmp(psn, swqe->first_psn) < 0 ||
 	    sroce_psn_cmp(psn, swqe->last_psn) > 0)
@@ -357,16 +354,13 @@ static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *swqe)
  *
  * A read response that brings nothing new (a duplicate, one past a gap we
  * already asked to have filled, or one for a later read while an earlier
- * one has a gap) still shows the responder at work on our reads.
- * rdma_rxe sends a whole read response in one burst and answers a
- * repeated read request with a second burst from the requested offset,
- * behind the first; on a slow link the queue ahead of its NIC then holds
- * seconds of responses, most of them stale. Timing out while they drain
- * would ask for yet another copy of the rest (and spend a retry each
- * time, failing a 4 MiB ib_read_bw with "retry exceeded"). So the timer
- * measures silence, as rxe's own requester does (rxe_comp.c re-arms its
- * retransmit timer whenever it has drained its received responses); a
- * responder that stops answering still times out.
+ * one has a gap) still shows the responder at work on our reads. A
+ * responder that answers a repeated read request with a second burst
+ * behind the first can have seconds of stale responses queued on a slow
+ * link; timing out while they drain would ask for yet another copy of
+ * the rest and spend a retry each time. So the timer measures silence;
+ * a responder that stops answering still times out. (docs/INTEROP.md,
+ * "Bugs interop found", 1.)
  *
  * Context: sq_lock held.
  */

@@ -154,12 +154,6 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	sdev = ib_alloc_device(sroce_dev, ibdev);
 	if (!sdev)
 		return -ENOMEM;
-	err = sroce_counters_alloc(sdev);
-	if (err) {
-		ib_dealloc_device(&sdev->ibdev);
-		return err;
-	}
-
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	sroce_init_attr(sdev);
@@ -180,11 +174,19 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	 * /sys/class/infiniband/<dev>/device/net. A virtual netdev has none.
 	 */
 	sdev->ibdev.dev.parent = ndev->dev.parent;
+	/*
+	 * From here on ib_dealloc_device() calls sroce_dealloc_driver(),
+	 * registered or not: it releases all the device holds, whatever
+	 * step failed (each of its steps copes with what was never set up).
+	 */
 	sroce_set_verbs(&sdev->ibdev);
 
+	err = sroce_counters_alloc(sdev);
+	if (err)
+		goto err_dealloc;
 	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
 	if (err)
-		goto err_free;
+		goto err_dealloc;
 
 	/* From here on packets arrive: sroce_rx() copes before registration. */
 	rtnl_lock();
@@ -192,7 +194,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	err = sroce_net_attach(sdev);
 	rtnl_unlock();
 	if (err)
-		goto err_free;
+		goto err_dealloc;
 
 	/*
 	 * Once registered, the device can be unregistered and released by a
@@ -202,7 +204,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	get_device(&sdev->ibdev.dev);
 	err = ib_register_device(&sdev->ibdev, name, NULL);
 	if (err)
-		goto err_dealloc;
+		goto err_put;
 
 	/*
 	 * Netdev events between the first read and registration found no
@@ -217,20 +219,10 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	put_device(&sdev->ibdev.dev);
 	return 0;
 
-err_dealloc:
-	/* Never registered, so the core will not call dealloc_driver. */
-	rtnl_lock();
-	sroce_net_detach(sdev);
-	rtnl_unlock();
-	sroce_counters_free(sdev);
-	netdev_put(ndev, &sdev->ndev_tracker);
-	ib_dealloc_device(&sdev->ibdev);
+err_put:
+	/* ib_dealloc_device() holds the device's first reference to its end. */
 	put_device(&sdev->ibdev.dev);
-	return err;
-
-err_free:
-	sroce_counters_free(sdev);
-	netdev_put(ndev, &sdev->ndev_tracker);
+err_dealloc:
 	ib_dealloc_device(&sdev->ibdev);
 	return err;
 }

@@ -288,6 +288,53 @@ bool sroce_mr_aligned(const struct sroce_mr *mr, u64 iova, u32 align)
 	return !(pos & (align - 1));
 }
 
+/*
+ * What to do with one piece of an MR's memory: @n bytes mapped at @mem,
+ * @done bytes of the range before them. Returns 0, or an errno that ends
+ * the walk.
+ */
+typedef int (*sroce_mr_chunk_fn)(void *mem, u32 done, u32 n, void *arg);
+
+/*
+ * sroce_mr_walk() - visit an MR's range one mapped piece at a time
+ *
+ * A DMA MR's range is one piece of kernel memory; a user MR's is split at
+ * page boundaries, each page mapped only while @fn runs. The walk and
+ * each @fn are always inlined: every copy below compiles to its own loop,
+ * with no call per piece on the data path.
+ */
+static __always_inline int sroce_mr_walk(const struct sroce_mr *mr, u64 iova,
+					 u32 len, sroce_mr_chunk_fn fn,
+					 void *arg)
+{
+	unsigned int off, n;
+	struct page *page;
+	u32 done = 0;
+	void *va;
+	int err;
+
+	if (sroce_mr_is_dma(mr))
+		return fn((void *)(uintptr_t)iova, 0, len, arg);
+	while (done < len) {
+		page = sroce_mr_page(mr, iova + done, &off);
+		n = min_t(u32, len - done, PAGE_SIZE - off);
+		va = kmap_local_page(page);
+		err = fn(va + off, done, n, arg);
+		kunmap_local(va);
+		if (err)
+			return err;
+		done += n;
+	}
+	return 0;
+}
+
+static __always_inline int
+sroce_mr_chunk_from(void *mem, u32 done, u32 n, void *dst)
+{
+	memcpy(dst + done, mem, n);
+	return 0;
+}
+
 /**
  * sroce_mr_copy_from() - copy bytes out of an MR
  * @mr: the MR
@@ -300,24 +347,15 @@ bool sroce_mr_aligned(const struct sroce_mr *mr, u64 iova, u32 align)
 void sroce_mr_copy_from(const struct sroce_mr *mr, u64 iova, void *dst,
 			u32 len)
 {
-	unsigned int off, n;
-	struct page *page;
-	void *va;
+	sroce_mr_walk(mr, iova, len, sroce_mr_chunk_from, dst);
+}
 
-	if (sroce_mr_is_dma(mr)) {
-		memcpy(dst, (void *)(uintptr_t)iova, len);
-		return;
-	}
-	while (len) {
-		page = sroce_mr_page(mr, iova, &off);
-		n = min_t(u32, len, PAGE_SIZE - off);
-		va = kmap_local_page(page);
-		memcpy(dst, va + off, n);
-		kunmap_local(va);
-		dst += n;
-		iova += n;
-		len -= n;
-	}
+/* @src points at the source pointer: the walk's argument is not const. */
+static __always_inline int
+sroce_mr_chunk_to(void *mem, u32 done, u32 n, void *src)
+{
+	memcpy(mem, *(const u8 **)src + done, n);
+	return 0;
 }
 
 /**
@@ -332,24 +370,21 @@ void sroce_mr_copy_from(const struct sroce_mr *mr, u64 iova, void *dst,
 void sroce_mr_copy_to(const struct sroce_mr *mr, u64 iova, const void *src,
 		      u32 len)
 {
-	unsigned int off, n;
-	struct page *page;
-	void *va;
+	sroce_mr_walk(mr, iova, len, sroce_mr_chunk_to, &src);
+}
 
-	if (sroce_mr_is_dma(mr)) {
-		memcpy((void *)(uintptr_t)iova, src, len);
-		return;
-	}
-	while (len) {
-		page = sroce_mr_page(mr, iova, &off);
-		n = min_t(u32, len, PAGE_SIZE - off);
-		va = kmap_local_page(page);
-		memcpy(va + off, src, n);
-		kunmap_local(va);
-		src += n;
-		iova += n;
-		len -= n;
-	}
+/* Where the payload sroce_mr_copy_from_skb() copies is in its packet. */
+struct sroce_mr_skb_src {
+	const struct sk_buff *skb;
+	int offset;
+};
+
+static __always_inline int
+sroce_mr_chunk_from_skb(void *mem, u32 done, u32 n, void *arg)
+{
+	const struct sroce_mr_skb_src *src = arg;
+
+	return skb_copy_bits(src->skb, src->offset + done, mem, n);
 }
 
 /**
@@ -369,26 +404,9 @@ void sroce_mr_copy_to(const struct sroce_mr *mr, u64 iova, const void *src,
 int sroce_mr_copy_from_skb(const struct sroce_mr *mr, u64 iova,
 			   const struct sk_buff *skb, int offset, u32 len)
 {
-	unsigned int off, n;
-	struct page *page;
-	void *va;
-	int err;
+	struct sroce_mr_skb_src src = { .skb = skb, .offset = offset };
 
-	if (sroce_mr_is_dma(mr))
-		return skb_copy_bits(skb, offset, (void *)(uintptr_t)iova, len);
-	while (len) {
-		page = sroce_mr_page(mr, iova, &off);
-		n = min_t(u32, len, PAGE_SIZE - off);
-		va = kmap_local_page(page);
-		err = skb_copy_bits(skb, offset, va + off, n);
-		kunmap_local(va);
-		if (err)
-			return err;
-		offset += n;
-		iova += n;
-		len -= n;
-	}
-	return 0;
+	return sroce_mr_walk(mr, iova, len, sroce_mr_chunk_from_skb, &src);
 }
 
 /* Refuse what cannot be pinned or addressed before pinning anything. */

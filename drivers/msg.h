@@ -11,6 +11,7 @@
 #include <linux/kernel.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "opcode.h"
 #include "pkt.h"
 #include "wire.h"
 
@@ -73,6 +74,22 @@ static inline bool sroce_msg_in_sequence(u32 op, u32 mask)
 	if (op)
 		return !(mask & SROCE_FIRST) && (mask & op);
 	return mask & SROCE_FIRST;
+}
+
+/* Is @op (a WQE's operation, no transport bits) an atomic request? */
+static inline bool sroce_msg_is_atomic(u8 op)
+{
+	return op == SROCE_OP_CMP_SWAP || op == SROCE_OP_FETCH_ADD;
+}
+
+/*
+ * Is @op a request that asks for data back: a read or an atomic? Each one
+ * outstanding holds one of the responder's read/atomic resources
+ * (max_rd_atomic), and its answer is data, not an ACK.
+ */
+static inline bool sroce_msg_is_rd(u8 op)
+{
+	return op == SROCE_OP_READ_REQ || sroce_msg_is_atomic(op);
 }
 
 /* The completion opcode of a send WQE (enum ib_wc_opcode). */

@@ -29,6 +29,7 @@
 #include "mcast.h"
 #include "net.h"
 #include "pkt.h"
+#include "rx.h"
 #include "wire.h"
 
 /* What follows a packet's payload: at most three pad bytes, the ICRC. */

@@ -11,7 +11,6 @@
 
 struct sroce_av;
 struct sroce_dev;
-struct sroce_pkt;
 
 int sroce_net_attach(struct sroce_dev *sdev);
 void sroce_net_detach(struct sroce_dev *sdev);
@@ -23,8 +22,5 @@ bool sroce_net_add_frag(struct sk_buff *skb, struct page *page,
 			unsigned int off, unsigned int len);
 int sroce_net_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 		   struct sk_buff *skb, u16 sport);
-
-/* Implemented by the transport: a checked packet for this device. */
-void sroce_rx(struct sroce_dev *sdev, struct sroce_pkt *pkt);
 
 #endif /* SROCE_NET_H */

@@ -9,7 +9,7 @@
 #include <linux/log2.h>
 #include <rdma/ib_verbs.h>
 
-#include "pkt.h"
+#include "opcode.h"
 #include "wire.h"
 
 /* Every extended-header bit, in wire order from the lowest. */

@@ -10,6 +10,7 @@
 #include <linux/skbuff.h>
 #include <net/ipv6.h>
 
+#include "opcode.h"
 #include "pkt.h"
 #include "wire.h"
 

@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
+#include "comp.h"
 #include "counters.h"
 #include "device.h"
 #include "limits.h"
@@ -21,6 +22,7 @@
 #include "mw.h"
 #include "msg.h"
 #include "net.h"
+#include "opcode.h"
 #include "payload.h"
 #include "pkt.h"
 #include "qp.h"
@@ -105,16 +107,12 @@ void sroce_req_start(struct sroce_qp *qp)
 	}
 }
 
-static bool sroce_is_rd(u8 wire_op)
-{
-	return wire_op == SROCE_OP_READ_REQ || wire_op == SROCE_OP_CMP_SWAP ||
-	       wire_op == SROCE_OP_FETCH_ADD;
-}
-
 /* Not an opcode family: a WQE that sends nothing (see sroce_req_local()). */
 #define SROCE_REQ_LOCAL		0xfe
+/* Not an opcode family: a WR opcode this QP may not post. */
+#define SROCE_REQ_BAD_OP	0xff
 
-/* The opcode family of a WR opcode, if @qp may post it; 0xff if not. */
+/* The opcode family of a WR opcode, if @qp may post it. */
 static u8 sroce_wr_family(const struct sroce_qp *qp, u32 opcode)
 {
 	enum ib_qp_type qpt = qp->ibqp.qp_type;
@@ -126,25 +124,26 @@ static u8 sroce_wr_family(const struct sroce_qp *qp, u32 opcode)
 	case IB_UVERBS_WR_BIND_MW:
 		/* Windows are user objects; kernel WRs have no bind member. */
 		return (rc || uc) && !sroce_qp_is_kernel(qp) ?
-		       SROCE_REQ_LOCAL : 0xff;
+		       SROCE_REQ_LOCAL : SROCE_REQ_BAD_OP;
 	case IB_WR_REG_MR:
-		return sroce_qp_is_kernel(qp) ? SROCE_REQ_LOCAL : 0xff;
+		return sroce_qp_is_kernel(qp) ?
+		       SROCE_REQ_LOCAL : SROCE_REQ_BAD_OP;
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
 		return SROCE_OP_SEND_FIRST;
 	case IB_UVERBS_WR_SEND_WITH_INV:
-		return rc ? SROCE_OP_SEND_FIRST : 0xff;
+		return rc ? SROCE_OP_SEND_FIRST : SROCE_REQ_BAD_OP;
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return rc || uc ? SROCE_OP_WRITE_FIRST : 0xff;
+		return rc || uc ? SROCE_OP_WRITE_FIRST : SROCE_REQ_BAD_OP;
 	case IB_UVERBS_WR_RDMA_READ:
-		return rc ? SROCE_OP_READ_REQ : 0xff;
+		return rc ? SROCE_OP_READ_REQ : SROCE_REQ_BAD_OP;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		return rc ? SROCE_OP_CMP_SWAP : 0xff;
+		return rc ? SROCE_OP_CMP_SWAP : SROCE_REQ_BAD_OP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		return rc ? SROCE_OP_FETCH_ADD : 0xff;
+		return rc ? SROCE_OP_FETCH_ADD : SROCE_REQ_BAD_OP;
 	default:
-		return 0xff;
+		return SROCE_REQ_BAD_OP;
 	}
 }
 
@@ -185,7 +184,7 @@ static u8 sroce_req_check(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	u32 access;
 
 	swqe->wire_op = sroce_wr_family(qp, w->opcode);
-	if (swqe->wire_op == 0xff)
+	if (swqe->wire_op == SROCE_REQ_BAD_OP)
 		return IB_WC_LOC_QP_OP_ERR;
 	if (swqe->wire_op == SROCE_REQ_LOCAL) {
 		swqe->len = 0;
@@ -193,13 +192,10 @@ static u8 sroce_req_check(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	}
 	if (!sroce_wqe_len(qp, w, &swqe->len))
 		return IB_WC_LOC_LEN_ERR;
-	if (sroce_is_rd(swqe->wire_op) && inl)
+	if (sroce_msg_is_rd(swqe->wire_op) && inl)
 		return IB_WC_LOC_QP_OP_ERR;
-	if (swqe->wire_op == SROCE_OP_CMP_SWAP ||
-	    swqe->wire_op == SROCE_OP_FETCH_ADD) {
-		if (swqe->len != sizeof(u64))
-			return IB_WC_LOC_LEN_ERR;
-	}
+	if (sroce_msg_is_atomic(swqe->wire_op) && swqe->len != sizeof(u64))
+		return IB_WC_LOC_LEN_ERR;
 	if (sroce_qp_is_ud(qp)) {
 		if (swqe->len > qp->req.mtu)
 			return IB_WC_LOC_LEN_ERR;
@@ -212,7 +208,7 @@ static u8 sroce_req_check(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	}
 	if (inl)
 		return IB_WC_SUCCESS;
-	access = sroce_is_rd(swqe->wire_op) ? IB_ACCESS_LOCAL_WRITE : 0;
+	access = sroce_msg_is_rd(swqe->wire_op) ? IB_ACCESS_LOCAL_WRITE : 0;
 	if (sroce_sge_check(sdev, qp->ibqp.pd, w->sge, w->num_sge, access))
 		return IB_WC_LOC_PROT_ERR;
 	return IB_WC_SUCCESS;
@@ -284,11 +280,10 @@ static u8 sroce_transport(enum ib_qp_type qpt)
  * at a time, each piece asked for when the one before it is complete
  * (the completer does). A responder answers a repeated read request for
  * part of the original read, as it must for one that starts at the first
- * missing packet; rdma_rxe checks only that the part lies within the
- * original, and so does sroce's responder. rxe queues a whole response at
- * once: asked for the whole rest of a read of megabytes, it overflows its
- * own queue, which drops from its head, the very packets we lack, and
- * recovery never ends.
+ * missing packet. One that queues a whole response at once, asked for the
+ * whole rest of a read of megabytes, overflows its own queue, which drops
+ * from its head the very packets we lack, and recovery never ends.
+ * (docs/INTEROP.md, "Bugs interop found", 4.)
  *
  * Return: bytes.
  */
@@ -476,11 +471,11 @@ static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe)
  * max_rd_atomic, except while the oldest unfinished read or atomic has had
  * to be asked for again (its answer, or part of it, was lost): then only
  * that one, until it completes. A responder that queues whole read
- * responses at once (rdma_rxe) would otherwise get the repeated request
- * together with every later read again; its queue, full, drops from its
- * head, which is the very response we are missing, every time (an 8 MiB
- * ib_read_bw against rxe never completed). The same back-off as TCP's
- * window after a loss, in units of reads.
+ * responses at once would otherwise get the repeated request together
+ * with every later read again; its queue, full, drops from its head the
+ * very response we are missing, every time. The same back-off as TCP's
+ * window after a loss, in units of reads. (docs/INTEROP.md, "Bugs interop
+ * found", 3.)
  *
  * Return: the limit for req->rd_out.
  */
@@ -494,7 +489,7 @@ static u32 sroce_req_rd_limit(struct sroce_qp *qp)
 		swqe = sroce_swqe_at(qp, idx);
 		if (swqe->done)
 			continue;
-		if (sroce_is_rd(swqe->wire_op) && swqe->rewind_off != U32_MAX)
+		if (sroce_msg_is_rd(swqe->wire_op) && swqe->rewind_off != U32_MAX)
 			return 1;
 		break;
 	}
@@ -517,7 +512,7 @@ static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		return true;
 	if (swqe->wqe.send_flags & IB_SEND_FENCE && req->rd_out)
 		return false;
-	return !sroce_is_rd(swqe->wire_op) ||
+	return !sroce_msg_is_rd(swqe->wire_op) ||
 	       req->rd_out < sroce_req_rd_limit(qp);
 }
 
@@ -533,8 +528,7 @@ static void sroce_req_number(struct sroce_qp *qp, struct sroce_swqe *swqe)
 
 	if (!swqe->numbered) {
 		swqe->first_psn = req->max_psn;
-		if (swqe->wire_op == SROCE_OP_CMP_SWAP ||
-		    swqe->wire_op == SROCE_OP_FETCH_ADD)
+		if (sroce_msg_is_atomic(swqe->wire_op))
 			n = 1;
 		swqe->last_psn = sroce_psn_add(swqe->first_psn, n - 1);
 		swqe->numbered = true;
@@ -551,7 +545,7 @@ static int sroce_req_step(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	sroce_req_number(qp, swqe);
 	if (!sroce_req_may_send(qp, swqe))
 		return -EAGAIN;
-	if (sroce_is_rd(swqe->wire_op))
+	if (sroce_msg_is_rd(swqe->wire_op))
 		err = sroce_req_send_rd(qp, swqe);
 	else
 		err = sroce_req_send_data(qp, swqe);
@@ -748,7 +742,7 @@ void sroce_req_rewind(struct sroce_qp *qp)
 		return;
 	swqe = sroce_swqe_at(qp, idx);
 	req->cur = idx;
-	if (sroce_is_rd(swqe->wire_op)) {
+	if (sroce_msg_is_rd(swqe->wire_op)) {
 		req->off = swqe->resp_off;
 		return;
 	}

@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The send side of a QP: the requester turns send WQEs into packets, the
- * completer turns the answers (ACKs, NAKs, read responses, atomic ACKs)
- * and timeouts into completions and retransmissions.
+ * The send side of a QP: the requester turns send WQEs into packets; its
+ * other half, the completer (comp.h), turns the answers and timeouts into
+ * completions and retransmissions.
  */
 #ifndef SROCE_REQ_H
 #define SROCE_REQ_H
 
 #include <linux/types.h>
 
-struct sroce_pkt;
 struct sroce_qp;
 struct sroce_swqe;
 struct work_struct;
@@ -39,13 +38,5 @@ void sroce_req_work(struct work_struct *work);
 void sroce_req_rewind(struct sroce_qp *qp);
 u32 sroce_req_rd_len(const struct sroce_qp *qp,
 		     const struct sroce_swqe *swqe, u32 off);
-
-void sroce_comp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt);
-void sroce_comp_complete(struct sroce_qp *qp);
-void sroce_comp_arm_timer(struct sroce_qp *qp);
-void sroce_comp_timeout(struct timer_list *t);
-void sroce_comp_rnr_timeout(struct timer_list *t);
-void sroce_comp_fail(struct sroce_qp *qp, struct sroce_swqe *swqe,
-		     u8 status);
 
 #endif /* SROCE_REQ_H */

@@ -24,6 +24,7 @@
 #include "mw.h"
 #include "msg.h"
 #include "net.h"
+#include "opcode.h"
 #include "payload.h"
 #include "pkt.h"
 #include "qp.h"

@@ -9,14 +9,15 @@
 #include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 
+#include "comp.h"
 #include "counters.h"
 #include "device.h"
 #include "mcast.h"
-#include "net.h"
+#include "opcode.h"
 #include "pkt.h"
 #include "qp.h"
-#include "req.h"
 #include "resp.h"
+#include "rx.h"
 #include "ud.h"
 
 /* The only partition RoCE has: 0x7fff with either membership bit. */

@@ -13,6 +13,7 @@
 #include "counters.h"
 #include "cq.h"
 #include "device.h"
+#include "opcode.h"
 #include "payload.h"
 #include "pkt.h"
 #include "qp.h"

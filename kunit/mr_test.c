@@ -6,6 +6,7 @@
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 
 #include "limits.h"
@@ -339,6 +340,117 @@ static void check_memory_alignment(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, sroce_mr_aligned(&mr, 0x10004, 8));
 }
 
+#define COPY_PAGES	3
+#define COPY_PAGE_OFF	100
+
+/* The byte at MR offset @i: a pattern no page-sized shift repeats. */
+static u8 copy_byte(u32 i)
+{
+	return i * 7 + i / 251;
+}
+
+/* A user MR over COPY_PAGES pages starting COPY_PAGE_OFF into the first. */
+static struct sroce_mr copy_mr(struct kunit *test, struct ib_pd *pd,
+			       struct page **pages)
+{
+	struct sroce_mr mr = user_mr(pd, 0x10000,
+				     COPY_PAGES * PAGE_SIZE - COPY_PAGE_OFF, 0);
+	unsigned int i;
+
+	for (i = 0; i < COPY_PAGES; i++) {
+		pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		KUNIT_ASSERT_NOT_NULL(test, pages[i]);
+	}
+	mr.pages = pages;
+	mr.npages = COPY_PAGES;
+	mr.page_off = COPY_PAGE_OFF;
+	return mr;
+}
+
+static void free_copy_mr(struct page **pages)
+{
+	unsigned int i;
+
+	for (i = 0; i < COPY_PAGES; i++)
+		if (pages[i])
+			__free_page(pages[i]);
+}
+
+/*
+ * The three copies walk a user MR's pages alike: a range that starts near
+ * a page's end and crosses two page boundaries lands at the right bytes of
+ * the right pages, in both directions, and from a packet.
+ */
+static void copy_across_pages(struct kunit *test)
+{
+	struct page *pages[COPY_PAGES] = {};
+	u32 start = PAGE_SIZE - COPY_PAGE_OFF - 10, len = PAGE_SIZE + 20;
+	struct ib_pd pd;
+	struct sroce_mr mr = copy_mr(test, &pd, pages);
+	struct sk_buff *skb;
+	u8 *buf, *back;
+	u32 i;
+
+	buf = kunit_kmalloc(test, len, GFP_KERNEL);
+	back = kunit_kzalloc(test, len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_NOT_NULL(test, back);
+	for (i = 0; i < len; i++)
+		buf[i] = copy_byte(i);
+
+	sroce_mr_copy_to(&mr, mr.iova + start, buf, len);
+	for (i = 0; i < len; i++) {
+		u32 pos = COPY_PAGE_OFF + start + i;
+		u8 *mem = page_address(pages[pos / PAGE_SIZE]);
+
+		KUNIT_EXPECT_EQ_MSG(test, mem[pos % PAGE_SIZE], buf[i],
+				    "byte %u", i);
+	}
+	/* Nothing outside the range was touched. */
+	KUNIT_EXPECT_EQ(test, ((u8 *)page_address(pages[0]))[COPY_PAGE_OFF +
+			start - 1], 0);
+	KUNIT_EXPECT_EQ(test, ((u8 *)page_address(pages[2]))[(COPY_PAGE_OFF +
+			start + len) % PAGE_SIZE], 0);
+
+	sroce_mr_copy_from(&mr, mr.iova + start, back, len);
+	KUNIT_EXPECT_EQ(test, memcmp(back, buf, len), 0);
+
+	/* From a packet, at an offset in it; a short packet is -EFAULT. */
+	skb = alloc_skb(len + 8, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_put_zero(skb, 8);
+	for (i = 0; i < len; i++)
+		skb_put_u8(skb, ~copy_byte(i));
+	KUNIT_EXPECT_EQ(test, sroce_mr_copy_from_skb(&mr, mr.iova + start,
+						     skb, 8, len), 0);
+	sroce_mr_copy_from(&mr, mr.iova + start, back, len);
+	for (i = 0; i < len; i++)
+		KUNIT_EXPECT_EQ_MSG(test, back[i], (u8)~copy_byte(i),
+				    "byte %u", i);
+	KUNIT_EXPECT_EQ(test, sroce_mr_copy_from_skb(&mr, mr.iova + start,
+						     skb, 9, len), -EFAULT);
+	kfree_skb(skb);
+	free_copy_mr(pages);
+}
+
+/* A DMA MR's iova is the kernel address: one piece, no page walk. */
+static void copy_dma_mr(struct kunit *test)
+{
+	struct ib_pd pd;
+	struct sroce_mr mr = user_mr(&pd, 0, U64_MAX, 0);
+	u8 src[64], dst[64] = {};
+	unsigned int i;
+
+	mr.type = SROCE_MR_DMA;
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = copy_byte(i);
+	sroce_mr_copy_to(&mr, (uintptr_t)dst, src, sizeof(src));
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, sizeof(src)), 0);
+	memset(src, 0, sizeof(src));
+	sroce_mr_copy_from(&mr, (uintptr_t)dst, src, sizeof(src));
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, sizeof(src)), 0);
+}
+
 static void registration_flags(struct kunit *test)
 {
 	static const int ok[] = {
@@ -381,6 +493,8 @@ static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(check_fast_reg_validity),
 	KUNIT_CASE(check_memory_alignment),
 	KUNIT_CASE(registration_flags),
+	KUNIT_CASE(copy_across_pages),
+	KUNIT_CASE(copy_dma_mr),
 	{}
 };
 

@@ -162,11 +162,33 @@ static void wc_opcodes(struct kunit *test)
 			(u32)IB_WC_FETCH_ADD);
 }
 
+/*
+ * Reads and atomics are exactly the RC requests the opcode table calls
+ * read or atomic requests; atomics the atomic ones.
+ */
+static void rd_and_atomic_ops(struct kunit *test)
+{
+	unsigned int op;
+	u32 mask;
+
+	for (op = 0; op <= (u8)~SROCE_TRANSPORT_MASK; op++) {
+		mask = sroce_opcode[SROCE_TRANSPORT_RC | op].mask;
+		if (!(mask & SROCE_REQUEST))
+			mask = 0;
+		KUNIT_EXPECT_EQ_MSG(test, sroce_msg_is_rd(op),
+				    !!(mask & (SROCE_READ | SROCE_ATOMIC)),
+				    "opcode %#x", op);
+		KUNIT_EXPECT_EQ_MSG(test, sroce_msg_is_atomic(op),
+				    !!(mask & SROCE_ATOMIC), "opcode %#x", op);
+	}
+}
+
 static struct kunit_case msg_cases[] = {
 	KUNIT_CASE(npkts_by_mtu),
 	KUNIT_CASE(send_opcodes),
 	KUNIT_CASE(write_opcodes),
 	KUNIT_CASE(one_packet_requests),
+	KUNIT_CASE(rd_and_atomic_ops),
 	KUNIT_CASE(sequence_rules),
 	KUNIT_CASE(psn_wrap),
 	KUNIT_CASE(wc_opcodes),

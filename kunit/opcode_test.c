@@ -7,6 +7,7 @@
 #include <linux/bitops.h>
 #include <rdma/ib_verbs.h>
 
+#include "opcode.h"
 #include "pkt.h"
 #include "wire.h"
 

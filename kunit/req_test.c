@@ -14,6 +14,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
 
+#include "comp.h"
 #include "counters.h"
 #include "cq.h"
 #include "device.h"

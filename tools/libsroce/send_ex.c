@@ -354,11 +354,46 @@ bool sroce_qp_ex_supported(void)
 	return sroce_qp_ex_flag_offset();
 }
 
+/* Every opcode's entry point: sroce_qp_ex_init() copies those asked for. */
+static const struct ibv_qp_ex sroce_wr_opcodes = {
+	.wr_rdma_write = sroce_wr_rdma_write,
+	.wr_rdma_write_imm = sroce_wr_rdma_write_imm,
+	.wr_send = sroce_wr_send,
+	.wr_send_imm = sroce_wr_send_imm,
+	.wr_rdma_read = sroce_wr_rdma_read,
+	.wr_atomic_cmp_swp = sroce_wr_atomic_cmp_swp,
+	.wr_atomic_fetch_add = sroce_wr_atomic_fetch_add,
+	.wr_local_inv = sroce_wr_local_inv,
+	.wr_send_inv = sroce_wr_send_inv,
+	.wr_bind_mw = sroce_wr_bind_mw,
+};
+
+#define SROCE_WR_SLOT(op, member) \
+	{ IBV_QP_EX_WITH_##op, offsetof(struct ibv_qp_ex, member) }
+
+/* Which IBV_QP_EX_WITH_* flag asks for which entry point. */
+static const struct {
+	uint64_t flag;
+	size_t off;
+} sroce_wr_slots[] = {
+	SROCE_WR_SLOT(RDMA_WRITE, wr_rdma_write),
+	SROCE_WR_SLOT(RDMA_WRITE_WITH_IMM, wr_rdma_write_imm),
+	SROCE_WR_SLOT(SEND, wr_send),
+	SROCE_WR_SLOT(SEND_WITH_IMM, wr_send_imm),
+	SROCE_WR_SLOT(RDMA_READ, wr_rdma_read),
+	SROCE_WR_SLOT(ATOMIC_CMP_AND_SWP, wr_atomic_cmp_swp),
+	SROCE_WR_SLOT(ATOMIC_FETCH_AND_ADD, wr_atomic_fetch_add),
+	SROCE_WR_SLOT(LOCAL_INV, wr_local_inv),
+	SROCE_WR_SLOT(SEND_WITH_INV, wr_send_inv),
+	SROCE_WR_SLOT(BIND_MW, wr_bind_mw),
+};
+
 /* Gives the QP the extended API, with the opcodes asked for in @ops. */
 void sroce_qp_ex_init(struct sroce_qp *qp, uint64_t ops)
 {
 	struct ibv_qp_ex *x = &qp->vqp.qp_ex;
 	uint8_t *flags = (uint8_t *)&qp->vqp + sroce_qp_ex_flag_offset();
+	unsigned int i;
 
 	x->wr_start = sroce_wr_start;
 	x->wr_complete = sroce_wr_complete;
@@ -368,25 +403,11 @@ void sroce_qp_ex_init(struct sroce_qp *qp, uint64_t ops)
 	x->wr_set_inline_data = sroce_wr_set_inline_data;
 	x->wr_set_inline_data_list = sroce_wr_set_inline_data_list;
 	x->wr_set_ud_addr = sroce_wr_set_ud_addr;
-	if (ops & IBV_QP_EX_WITH_RDMA_WRITE)
-		x->wr_rdma_write = sroce_wr_rdma_write;
-	if (ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
-		x->wr_rdma_write_imm = sroce_wr_rdma_write_imm;
-	if (ops & IBV_QP_EX_WITH_SEND)
-		x->wr_send = sroce_wr_send;
-	if (ops & IBV_QP_EX_WITH_SEND_WITH_IMM)
-		x->wr_send_imm = sroce_wr_send_imm;
-	if (ops & IBV_QP_EX_WITH_RDMA_READ)
-		x->wr_rdma_read = sroce_wr_rdma_read;
-	if (ops & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
-		x->wr_atomic_cmp_swp = sroce_wr_atomic_cmp_swp;
-	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
-		x->wr_atomic_fetch_add = sroce_wr_atomic_fetch_add;
-	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
-		x->wr_local_inv = sroce_wr_local_inv;
-	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
-		x->wr_send_inv = sroce_wr_send_inv;
-	if (ops & IBV_QP_EX_WITH_BIND_MW)
-		x->wr_bind_mw = sroce_wr_bind_mw;
+	/* Every entry point is one function pointer of the same size. */
+	for (i = 0; i < ARRAY_SIZE(sroce_wr_slots); i++)
+		if (ops & sroce_wr_slots[i].flag)
+			memcpy((uint8_t *)x + sroce_wr_slots[i].off,
+			       (const uint8_t *)&sroce_wr_opcodes +
+			       sroce_wr_slots[i].off, sizeof(x->wr_send));
 	*(uint32_t *)flags |= VERBS_QP_EX;
 }

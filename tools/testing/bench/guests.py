@@ -27,7 +27,7 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 BUILD = os.path.join(TOP, "build")
 # The guests' kernel and modules: build/guest (Debian 12's stock kernel, see
 # scripts/setup), or the directory under build/ that SROCE_GUEST names
-# (build/guest-6.12, see scripts/guest-6.12).
+# (build/guest-6.12, see scripts/kernel).
 GUEST_NAME = os.environ.get("SROCE_GUEST") or "guest"
 GUEST_DIR = os.path.join(BUILD, GUEST_NAME)
 QEMU = "qemu-system-x86_64"
