@@ -21,7 +21,7 @@ SROCE_WERROR ?= 0
 KBUILD := $(MAKE) -C $(KDIR) M=$(TOP) CONFIG_SROCE=m SROCE_WERROR=$(SROCE_WERROR)
 
 .PHONY: all module provider tools setup demo check kunit sparse checkpatch install uninstall clean \
-	bench perftest perftest-full
+	bench perftest perftest-full engines-full
 
 all: module provider tools
 
@@ -78,6 +78,11 @@ perftest-full: module provider
 	export PERFTEST_FULL=1 PERFTEST_ITERS=$${PERFTEST_ITERS:-100} \
 		PERFTEST_LAT_ITERS=$${PERFTEST_LAT_ITERS:-20}; \
 		$(PYTEST) tools/testing/guest/test_perftest.py
+
+# The engines at full size: UCX's whole matrix (tests marked full_only,
+# which make check leaves out), about 10 minutes under TCG.
+engines-full: module provider
+	$(PYTEST) --full tools/testing/guest/test_engines.py
 
 sparse:
 	@test -d "$(KDIR)" || { echo "sroce: no kernel headers at '$(KDIR)'" >&2; exit 1; }

@@ -25,6 +25,9 @@ def pytest_addoption(parser):
     g.addoption("--kernel", metavar="RELEASE",
                 help="run only the tests marked kernel(RELEASE), e.g. 6.12: the part "
                      "of the guest tests make check runs on that kernel")
+    g.addoption("--full", action="store_true",
+                help="also run the tests marked full_only, too long for make "
+                     "check (make engines-full)")
 
 
 # nodeid -> "passed", "failed" or "skipped": one outcome per test, whichever

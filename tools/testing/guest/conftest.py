@@ -98,6 +98,7 @@ def time_limit(item):
 def pytest_collection_modifyitems(config, items):
     want = config.getoption("kernel")
     driver = config.getoption("driver")
+    full = config.getoption("full")
     keep, drop = [], []
     for item in items:
         if str(item.path).startswith(os.path.dirname(__file__) + os.sep):
@@ -111,6 +112,8 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=only.args[0]))
         marker = item.get_closest_marker("kernel")
         if want and not (marker and want in marker.args):
+            drop.append(item)
+        elif item.get_closest_marker("full_only") and not full:
             drop.append(item)
         else:
             keep.append(item)

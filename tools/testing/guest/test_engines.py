@@ -17,7 +17,8 @@ bytes before the payload, is not one of its own GIDs
 (sroce writes the IPv4 header into the second half of those 40 bytes, as
 A17.4.5.2 and rxe do). The runs turn that check off, on both drivers.
 
-test_ucx_short is a short slice; test_ucx_matrix (marker full) runs
+test_ucx_short is a short slice; test_ucx_matrix (marker full_only: make
+engines-full, not make check) runs
 tag_lat, tag_bw, put_bw and get_bw at 8 B, 4 KiB and 1 MiB over both
 transports.
 """
@@ -86,7 +87,7 @@ def test_ucx_short(bench):
     _runs(bench, [("tag_lat", 8, "rc"), ("tag_bw", 1 << 20, "rc"), ("tag_lat", 4096, "ud")])
 
 
-@pytest.mark.full
+@pytest.mark.full_only
 def test_ucx_matrix(bench):
     """tag_lat, tag_bw, put_bw, get_bw x 8 B, 4 KiB, 1 MiB x rc_v, ud_v."""
     _runs(bench, [(t, s, tls) for tls in ("rc", "ud")
