@@ -42,6 +42,8 @@ static int sroce_cq_alloc_ring(struct sroce_queue *q, u32 cqe, u32 *capacity)
 	return 0;
 }
 
+static void sroce_cq_error_work(struct work_struct *work);
+
 /**
  * sroce_cq_init() - set up a CQ's ring and state
  * @cq: the CQ, zeroed by the core
@@ -54,6 +56,7 @@ int sroce_cq_init(struct sroce_cq *cq, u32 cqe)
 	int err;
 
 	spin_lock_init(&cq->lock);
+	INIT_WORK(&cq->error_work, sroce_cq_error_work);
 	err = sroce_cq_alloc_ring(&cq->queue, cqe, &cq->capacity);
 	if (err)
 		return err;
@@ -110,6 +113,18 @@ static void sroce_cq_report_error(struct sroce_cq *cq)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
+/*
+ * A kernel consumer's event handler may sleep or post: it must not run
+ * inside the poster's QP lock.
+ */
+static void sroce_cq_error_work(struct work_struct *work)
+{
+	struct sroce_cq *cq = container_of(work, struct sroce_cq, error_work);
+
+	might_sleep();
+	sroce_cq_report_error(cq);
+}
+
 /**
  * sroce_cq_post() - add a completion to a CQ
  * @cq: the CQ; the caller keeps it from being destroyed during the call
@@ -121,8 +136,9 @@ static void sroce_cq_report_error(struct sroce_cq *cq)
  * completion: the CQ goes into error, its event handler hears
  * IB_EVENT_CQ_ERR once, and no entry is ever overwritten. The completion
  * handler runs if the consumer armed for this completion, outside the CQ
- * lock so that it may poll and re-arm. A kernel consumer's handler may
- * also post to the QP whose lock the caller holds: it runs from a worker.
+ * lock so that it may poll and re-arm. A kernel consumer's handlers may
+ * also post to the QP whose lock the caller holds, or sleep: they run
+ * from a worker.
  *
  * Context: any, softirq and hardirq included.
  * Return: 0, or -EOVERFLOW when the completion was not added.
@@ -163,7 +179,9 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 unlock:
 	spin_unlock_irqrestore(&cq->lock, flags);
 
-	if (report)
+	if (report && cq->kernel)
+		queue_work(sroce_wq, &cq->error_work);
+	else if (report)
 		sroce_cq_report_error(cq);
 	if (fire && cq->kernel)
 		queue_work(sroce_wq, &cq->notify_work);
@@ -270,8 +288,10 @@ static int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
 
-	if (cq->kernel)
+	if (cq->kernel) {
 		cancel_work_sync(&cq->notify_work);
+		cancel_work_sync(&cq->error_work);
+	}
 	sroce_cq_fini(cq);
 	atomic_dec(&to_sdev(ibcq->device)->cq_count);
 	return 0;

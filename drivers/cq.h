@@ -24,6 +24,7 @@
  *	accepts no entry after that
  * @kernel: a kernel consumer's CQ, polled with poll_cq
  * @notify_work: runs a kernel CQ's completion handler (see sroce_cq_post())
+ * @error_work: runs a kernel CQ's event handler for IB_EVENT_CQ_ERR
  */
 struct sroce_cq {
 	struct ib_cq ibcq;
@@ -34,6 +35,7 @@ struct sroce_cq {
 	bool error;
 	bool kernel;
 	struct work_struct notify_work;
+	struct work_struct error_work;
 };
 
 static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)

@@ -244,6 +244,8 @@ struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
 	return qp;
 }
 
+static void sroce_qp_drained_work(struct work_struct *work);
+
 /* The data path's half of a new QP; undone by sroce_qp_fini_runtime(). */
 static int sroce_qp_init_runtime(struct sroce_qp *qp, struct ib_udata *udata,
 				 const struct sroce_qp_shape *shape)
@@ -262,6 +264,7 @@ static int sroce_qp_init_runtime(struct sroce_qp *qp, struct ib_udata *udata,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	INIT_WORK(&qp->err_work, sroce_qp_err_work);
+	INIT_WORK(&qp->drained_work, sroce_qp_drained_work);
 	qp->ref = kzalloc(sizeof(*qp->ref), GFP_KERNEL);
 	if (!qp->ref)
 		return -ENOMEM;
@@ -333,6 +336,7 @@ static void sroce_qp_fini_runtime(struct sroce_qp *qp)
 	sroce_req_stop(qp);
 	sroce_resp_stop(qp);
 	cancel_work_sync(&qp->err_work);
+	cancel_work_sync(&qp->drained_work);
 	sroce_req_fini(qp);
 	sroce_resp_fini(qp);
 	/* Released with the reference object, by the QP's last packet. */
@@ -665,6 +669,34 @@ void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 
 	if (qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+static void sroce_qp_drained_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp,
+					   drained_work);
+
+	might_sleep();
+	sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+}
+
+/**
+ * sroce_qp_sq_drained() - tell the consumer its send queue is drained
+ * @qp: the QP, in SQD
+ *
+ * A kernel consumer's handler may post or sleep, so it hears from a
+ * worker, not inside the requester's lock; uverbs' handler only queues.
+ *
+ * Context: sq_lock held.
+ */
+void sroce_qp_sq_drained(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_lock);
+
+	if (sroce_qp_is_kernel(qp))
+		queue_work(sroce_wq, &qp->drained_work);
+	else
+		sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
 }
 
 static void sroce_qp_to_reset(struct sroce_qp *qp)

@@ -259,6 +259,7 @@ struct sroce_qp_ref {
  * @send_work: sends what the posting context left (budget, window, timers)
  * @resp_work: sends read responses the receive softirq left
  * @err_work: flushes the queues after the data path moved the QP to ERR
+ * @drained_work: reports a kernel QP's SQ_DRAINED outside the requester
  */
 struct sroce_qp {
 	struct ib_qp ibqp;
@@ -282,6 +283,7 @@ struct sroce_qp {
 	struct work_struct send_work;
 	struct work_struct resp_work;
 	struct work_struct err_work;
+	struct work_struct drained_work;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
@@ -336,6 +338,7 @@ static inline bool sroce_qp_tx_full(const struct sroce_qp *qp)
 
 void sroce_qp_err_work(struct work_struct *work);
 void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
+void sroce_qp_sq_drained(struct sroce_qp *qp);
 
 extern struct workqueue_struct *sroce_wq;
 extern const struct ib_device_ops sroce_qp_ops;

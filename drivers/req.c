@@ -627,7 +627,7 @@ static void sroce_req_drained(struct sroce_qp *qp)
 	if (req->sqd_notify && READ_ONCE(qp->state) == IB_QPS_SQD &&
 	    qp->sq.cons == req->cur && !req->off) {
 		req->sqd_notify = false;
-		sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		sroce_qp_sq_drained(qp);
 	}
 }
 

@@ -60,6 +60,33 @@ static int sroce_srq_num_alloc(struct sroce_dev *sdev, struct sroce_srq *srq)
 	return ret < 0 ? ret : 0;
 }
 
+static void sroce_srq_limit_work(struct work_struct *work);
+
+/**
+ * sroce_srq_init() - set up an SRQ's ring and state
+ * @srq: the SRQ, zeroed by the core
+ * @max_wr: entries asked for, checked by the caller
+ * @max_sge: SGEs each entry holds
+ * @limit: the limit to arm, 0 for none
+ * @kernel: whether a kernel consumer owns it
+ *
+ * Return: 0 or a negative errno, with nothing allocated on failure.
+ */
+int sroce_srq_init(struct sroce_srq *srq, u32 max_wr, u32 max_sge, u32 limit,
+		   bool kernel)
+{
+	mutex_init(&srq->lock);
+	spin_lock_init(&srq->wq_lock);
+	INIT_WORK(&srq->limit_work, sroce_srq_limit_work);
+	srq->max_wr = sroce_queue_slots(max(max_wr, 1U));
+	srq->max_sge = max_sge;
+	srq->limit = limit;
+	srq->kernel = kernel;
+	return sroce_wq_init(&srq->wq, srq->max_wr,
+			     sizeof(struct sroce_recv_wqe) +
+			     max_sge * sizeof(struct sroce_sge));
+}
+
 static int sroce_create_srq(struct ib_srq *ibsrq,
 			    struct ib_srq_init_attr *init,
 			    struct ib_udata *udata)
@@ -77,20 +104,13 @@ static int sroce_create_srq(struct ib_srq *ibsrq,
 		goto err_count;
 	}
 
-	mutex_init(&srq->lock);
-	spin_lock_init(&srq->wq_lock);
-	srq->max_wr = sroce_queue_slots(max(attr->max_wr, 1U));
-	srq->max_sge = attr->max_sge;
-	srq->limit = attr->srq_limit;
-	err = sroce_wq_init(&srq->wq, srq->max_wr,
-			    sizeof(struct sroce_recv_wqe) +
-			    srq->max_sge * sizeof(struct sroce_sge));
+	err = sroce_srq_init(srq, attr->max_wr, attr->max_sge, attr->srq_limit,
+			     !udata);
 	if (err)
 		goto err_count;
 	err = sroce_srq_num_alloc(sdev, srq);
 	if (err)
 		goto err_wq;
-	srq->kernel = !udata;
 	if (udata) {
 		err = sroce_srq_share(srq, udata);
 		if (err)
@@ -149,6 +169,31 @@ static int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	return 0;
 }
 
+static void sroce_srq_report_limit(struct sroce_srq *srq)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
+/*
+ * The responder takes WQEs with its QP's lock held; a kernel consumer's
+ * handler may post receives to this SRQ or sleep, so it runs from here.
+ */
+static void sroce_srq_limit_work(struct work_struct *work)
+{
+	struct sroce_srq *srq = container_of(work, struct sroce_srq,
+					     limit_work);
+
+	might_sleep();
+	sroce_srq_report_limit(srq);
+}
+
 /*
  * The limit is armed while non-zero: the first take that leaves fewer
  * WQEs than it fires the event once and disarms it (11.2.3.5).
@@ -156,16 +201,13 @@ static int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 static void sroce_srq_check_limit(struct sroce_srq *srq, u32 left)
 {
 	u32 limit = READ_ONCE(srq->limit);
-	struct ib_event ev = {
-		.device = srq->ibsrq.device,
-		.element.srq = &srq->ibsrq,
-		.event = IB_EVENT_SRQ_LIMIT_REACHED,
-	};
 
 	if (!limit || left >= limit || cmpxchg(&srq->limit, limit, 0) != limit)
 		return;
-	if (srq->ibsrq.event_handler)
-		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	if (srq->kernel)
+		queue_work(sroce_wq, &srq->limit_work);
+	else
+		sroce_srq_report_limit(srq);
 }
 
 /**
@@ -199,6 +241,8 @@ static int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct sroce_srq *srq = to_ssrq(ibsrq);
 
 	xa_erase(&sdev->srqs, srq->srq_num);
+	/* No QP uses it any more (the core checks): nothing queues this. */
+	cancel_work_sync(&srq->limit_work);
 	sroce_wq_destroy(&srq->wq);
 	mutex_destroy(&srq->lock);
 	atomic_dec(&sdev->srq_count);

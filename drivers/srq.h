@@ -4,6 +4,7 @@
 
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
 #include "wq.h"
@@ -18,6 +19,7 @@
  * @max_sge: SGEs each entry holds
  * @limit: the armed limit, 0 when not armed
  * @kernel: a kernel consumer's, posted to with ib_post_srq_recv()
+ * @limit_work: reports a kernel SRQ's limit outside the responder's locks
  */
 struct sroce_srq {
 	struct ib_srq ibsrq;
@@ -29,6 +31,7 @@ struct sroce_srq {
 	u32 max_sge;
 	u32 limit;
 	bool kernel;
+	struct work_struct limit_work;
 };
 
 static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
@@ -36,6 +39,8 @@ static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct sroce_srq, ibsrq);
 }
 
+int sroce_srq_init(struct sroce_srq *srq, u32 max_wr, u32 max_sge, u32 limit,
+		   bool kernel);
 int sroce_srq_take(struct sroce_srq *srq, void *wqe, size_t len);
 
 extern const struct ib_device_ops sroce_srq_ops;

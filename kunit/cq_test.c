@@ -498,7 +498,42 @@ static void resize_keeps_the_arm(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, poll(cq, &wc, 1), 0);
 }
 
+static void note_event_context(struct ib_event *ev, void *ctx)
+{
+	struct cq_fixture *fx = ctx;
+
+	/* Anything but a process context that may sleep counts against it. */
+	fx->err_events += in_softirq() || in_hardirq() || irqs_disabled() ?
+			  100 : 1;
+	fx->last = *ev;
+}
+
+/*
+ * A kernel consumer's CQ_ERR handler may sleep or post to the QP whose
+ * lock the data path holds when the CQ overflows: it runs from a worker,
+ * never inside that lock.
+ */
+static void kernel_error_event_outside_locks(struct kunit *test)
+{
+	struct cq_fixture *fx = cq_fixture(test, 1);
+	struct sroce_cq *cq = fx->cq;
+	spinlock_t qp_lock;	/* stands in for the QP's */
+	u32 i;
+
+	spin_lock_init(&qp_lock);
+	cq->kernel = true;
+	cq->ibcq.event_handler = note_event_context;
+	spin_lock_bh(&qp_lock);
+	for (i = 0; i <= cq->capacity; i++)
+		post(cq, i, false);
+	spin_unlock_bh(&qp_lock);
+	flush_work(&cq->error_work);
+	KUNIT_EXPECT_EQ(test, fx->err_events, 1);
+	KUNIT_EXPECT_EQ(test, fx->last.event, IB_EVENT_CQ_ERR);
+}
+
 static struct kunit_case cq_cases[] = {
+	KUNIT_CASE(kernel_error_event_outside_locks),
 	KUNIT_CASE(capacity_reported),
 	KUNIT_CASE(fields_reach_the_wc),
 	KUNIT_CASE(entries_of_gone_qps_dropped),
