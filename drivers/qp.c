@@ -786,15 +786,12 @@ static int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
 
-	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
-		err = sroce_resp_set_res(qp, attr->max_dest_rd_atomic);
-		if (err)
-			return err;
-	}
-
 	mutex_lock(&qp->lock);
 	sroce_qp_sync_error(qp);
 	err = sroce_qp_check_attr(qp, attr, mask);
+	/* Only a legal modify may drop the answers the table holds. */
+	if (!err && mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		err = sroce_resp_set_res(qp, attr->max_dest_rd_atomic);
 	if (!err) {
 		sroce_qp_apply(qp, attr, mask);
 		if (mask & IB_QP_STATE)

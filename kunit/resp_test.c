@@ -92,6 +92,7 @@ static struct resp_fixture *resp_fixture(struct kunit *test, u32 nres)
 	KUNIT_ASSERT_NOT_NULL(test, qp->ref);
 	qp->ref->qp = qp;
 	refcount_set(&qp->ref->mem, 1);
+	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
 	INIT_WORK(&qp->err_work, no_work);
 	KUNIT_ASSERT_EQ(test, sroce_resp_init(qp, 64), 0);
@@ -101,6 +102,7 @@ static struct resp_fixture *resp_fixture(struct kunit *test, u32 nres)
 	sroce_resp_start(qp);
 	spin_unlock_bh(&qp->rq_lock);
 	qp->state = IB_QPS_RTS;
+	qp->attr.qp_state = IB_QPS_RTS;
 
 	/* All of kernel memory, of the QP's PD: the buffer is in it. */
 	fx->mr = kzalloc(sizeof(*fx->mr), GFP_KERNEL);
@@ -238,10 +240,36 @@ static void dup_read_out_of_range(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sent(fx), 3ULL);
 }
 
+/*
+ * A modify_qp the QP refuses (max_dest_rd_atomic may change only on the
+ * way to RTR) leaves the reads being answered as they were.
+ */
+static void refused_modify_keeps_the_reads(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 4);
+	struct ib_qp_attr attr = { .max_dest_rd_atomic = 8 };
+	u64 va = (uintptr_t)fx->buf;
+	struct sroce_rd_res *res;
+
+	tx_full(fx, true);
+	read_req(fx, 0, va, 4 * MTU);
+	res = fx->qp->resp.res;
+	KUNIT_EXPECT_EQ(test, sroce_qp_ops.modify_qp(&fx->qp->ibqp, &attr,
+						     IB_QP_MAX_DEST_RD_ATOMIC,
+						     NULL), -EINVAL);
+	KUNIT_EXPECT_PTR_EQ(test, fx->qp->resp.res, res);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.nres, 4U);
+
+	tx_full(fx, false);
+	poke(fx);
+	KUNIT_EXPECT_EQ(test, sent(fx), 4ULL);
+}
+
 static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(atomic_ack_within_budget),
 	KUNIT_CASE(new_read_behind_replay),
 	KUNIT_CASE(dup_read_out_of_range),
+	KUNIT_CASE(refused_modify_keeps_the_reads),
 	{}
 };
 
