@@ -369,6 +369,12 @@ static int sroce_req_payload(struct sroce_qp *qp, struct sroce_swqe *swqe,
  * @len: payload bytes
  * @ack_req: ask for an ACK
  *
+ * Only RC sends from the application's pages: its WQE completes when the
+ * peer acknowledged the data, so after the frames left. A UD or UC WQE
+ * completes once its last packet is handed to the netdev, which may hold
+ * it in a qdisc for a while: a buffer reused at once would go out changed
+ * under the ICRC computed before, a silent loss. Those are copied.
+ *
  * Return: 0 (the packet was sent or lost on the way, which the protocol
  * recovers from), -ENOMEM, or -EACCES/-ERANGE when an lkey went bad.
  */
@@ -380,7 +386,8 @@ static int sroce_req_packet(struct sroce_qp *qp, struct sroce_swqe *swqe,
 				    &swqe->av : &qp->av;
 	unsigned int hdr = sroce_opcode[opcode].hdr_len;
 	bool inl = swqe->wqe.send_flags & IB_SEND_INLINE;
-	bool zcopy = !inl && sroce_payload_zcopy(sdev, av->dmac, len);
+	bool zcopy = !inl && qp->ibqp.qp_type == IB_QPT_RC &&
+		     sroce_payload_zcopy(sdev, av->dmac, len);
 	bool se = swqe->wqe.send_flags & IB_SEND_SOLICITED &&
 		  sroce_opcode[opcode].mask & SROCE_LAST;
 	u32 dqpn = sroce_qp_is_ud(qp) ? swqe->wqe.wr.ud.remote_qpn :

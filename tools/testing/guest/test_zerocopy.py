@@ -11,7 +11,6 @@ driver and take fragments on any netdev.
 """
 
 import re
-import time
 
 import pytest
 
@@ -24,41 +23,67 @@ def counters(g, dev):
 
 
 def pingpong(g, srv_dev, srv_gid, cli_dev, cli_gid, host, size, iters,
-             srv_ns=""):
-    srv = g.spawn(f"{srv_ns}ibv_rc_pingpong -d {srv_dev} -g {srv_gid} "
+             srv_ns="", prog="ibv_rc_pingpong"):
+    srv = g.spawn(f"{srv_ns}{prog} -d {srv_dev} -g {srv_gid} "
                   f"-s {size} -n {iters} -c", timeout=120)
     g.wait_for(f"{srv_ns}ss -ltn | grep -q ':18515 '", timeout=30)
-    cli = g.run(f"ibv_rc_pingpong -d {cli_dev} -g {cli_gid} -s {size} "
+    cli = g.run(f"{prog} -d {cli_dev} -g {cli_gid} -s {size} "
                 f"-n {iters} -c {host}", timeout=120, check=False)
     res = srv.wait(timeout=120, check=False)
     assert cli.ok and res.ok, (cli.out, cli.err, res.out, res.err)
     assert f"{iters} iters" in cli.out, cli.out
 
 
-@pytest.mark.sroce(SROCE_ONLY)
-def test_veth_pages_go_out_as_fragments(bench):
+NS = "ip netns exec zc "
+
+
+def veth_pair(bench):
+    """sz0 on vz0 (10.78.0.1) in guest A, sz1 on its veth peer vz1
+    (10.78.0.2) in the namespace zc, as another host would be: with both
+    addresses local, routing between them would go through lo. Returns
+    the two GID indexes."""
     a = bench.a
-    # The far end in a namespace of its own, as another host would be:
-    # with both addresses local, routing between them would go through lo.
-    ns = "ip netns exec zc "
     a.run("ip netns add zc && "
           "ip link add vz0 type veth peer name vz1 netns zc && "
           "ip addr add 10.78.0.1/24 dev vz0 && ip link set vz0 up && "
-          f"{ns}ip addr add 10.78.0.2/24 dev vz1 && {ns}ip link set vz1 up && "
-          f"{ns}ip link set lo up")
+          f"{NS}ip addr add 10.78.0.2/24 dev vz1 && {NS}ip link set vz1 up && "
+          f"{NS}ip link set lo up")
     assert "scatter-gather: on" in a.run("ethtool -k vz0").out
     bench.attach(a, "sz0", netdev="vz0")
-    a.run(f"{ns}rdma link add sz1 type sroce netdev vz1")
-    g0 = a.gid_index("sz0", "10.78.0.1")
-    g1 = a.gid_index("sz1", "10.78.0.2")
+    a.run(f"{NS}rdma link add sz1 type sroce netdev vz1")
+    return a.gid_index("sz0", "10.78.0.1"), a.gid_index("sz1", "10.78.0.2")
+
+
+@pytest.mark.sroce(SROCE_ONLY)
+def test_veth_pages_go_out_as_fragments(bench):
+    a = bench.a
+    g0, g1 = veth_pair(bench)
     before = counters(a, "sz0")
-    pingpong(a, "sz1", g1, "sz0", g0, "10.78.0.2", 65536, 20, srv_ns=ns)
+    pingpong(a, "sz1", g1, "sz0", g0, "10.78.0.2", 65536, 20, srv_ns=NS)
     after = counters(a, "sz0")
     sent = after["tx_packets"] - before["tx_packets"]
     zc = after["tx_zerocopy"] - before["tx_zerocopy"]
     # 64 KiB messages at a 1024-byte path MTU: all but ACKs carry a page.
     assert zc >= 20 * 64, (sent, zc)
     assert after["loopback"] == before["loopback"], after
+
+
+@pytest.mark.sroce(SROCE_ONLY)
+@pytest.mark.parametrize("prog,size", [("ibv_uc_pingpong", 65536),
+                                       ("ibv_ud_pingpong", 1024)])
+def test_uc_and_ud_copy_where_fragments_go(bench, prog, size):
+    """A UC or UD send completes when its frames are handed to the netdev,
+    not when they leave: sent from the application's pages, a buffer
+    reused at once would go out changed. Where RC takes fragments, these
+    copy, and the data still arrives whole (-c)."""
+    a = bench.a
+    g0, g1 = veth_pair(bench)
+    before = counters(a, "sz0")
+    pingpong(a, "sz1", g1, "sz0", g0, "10.78.0.2", size, 20, srv_ns=NS,
+             prog=prog)
+    after = counters(a, "sz0")
+    assert after["tx_packets"] - before["tx_packets"] >= 20, after
+    assert after["tx_zerocopy"] == before["tx_zerocopy"], (before, after)
 
 
 @pytest.mark.sroce(SROCE_ONLY)
