@@ -535,6 +535,9 @@ RESET_SCRIPT = r"""
 for dev in $(rdma link show 2>/dev/null | awk '$1 == "link" { sub("/.*", "", $2); print $2 }' | sort -u); do
     rdma link delete "$dev" 2>/dev/null || true
 done
+# A qdisc a test added goes first: the packets it holds keep the module in.
+tc qdisc del dev eth0 root 2>/dev/null || true
+tc qdisc del dev eth0 ingress 2>/dev/null || true
 for m in sroce rdma_rxe; do
     if [ -e /sys/module/$m ]; then rmmod $m || echo "reset: rmmod $m failed" >&2; fi
 done
