@@ -508,6 +508,25 @@ int sroce_qp_check_attr(const struct sroce_qp *qp,
 	return 0;
 }
 
+/*
+ * The path and the UDP source port derived from it are read by both
+ * halves of the data path, which run from RTR on; SQD to SQD may change
+ * them under traffic (the responder keeps answering): under both locks.
+ */
+static void sroce_qp_set_path(struct sroce_qp *qp,
+			      const struct rdma_ah_attr *ah_attr)
+{
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	sroce_av_set(&qp->av, ah_attr);
+	if (!sroce_qp_is_ud(qp))
+		qp->sport = rdma_get_udp_sport(qp->av.flow_label,
+					       qp->ibqp.qp_num,
+					       qp->attr.dest_qp_num);
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->sq_lock);
+}
+
 /* Copies what sroce_qp_check_attr() accepted; the state is separate. */
 static void sroce_qp_apply(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 			   int mask)
@@ -545,7 +564,7 @@ static void sroce_qp_apply(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
 		a->en_sqd_async_notify = attr->en_sqd_async_notify;
 	if (mask & IB_QP_AV)
-		sroce_av_set(&qp->av, &attr->ah_attr);
+		sroce_qp_set_path(qp, &attr->ah_attr);
 }
 
 /*
@@ -738,10 +757,6 @@ static void sroce_qp_enter(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 		spin_lock_bh(&qp->rq_lock);
 		sroce_resp_start(qp);
 		spin_unlock_bh(&qp->rq_lock);
-		if (!sroce_qp_is_ud(qp))
-			qp->sport = rdma_get_udp_sport(qp->av.flow_label,
-						       qp->ibqp.qp_num,
-						       qp->attr.dest_qp_num);
 		sroce_qp_set_state(qp, next);
 		break;
 	case IB_QPS_RTS:
@@ -760,8 +775,13 @@ static void sroce_qp_enter(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 		break;
 	case IB_QPS_SQD:
 		sroce_qp_set_state(qp, next);
-		if (cur == IB_QPS_SQD)
+		if (cur == IB_QPS_SQD) {
+			/* Timeout and retry counts may have changed. */
+			spin_lock_bh(&qp->sq_lock);
+			sroce_req_set_retry(qp);
+			spin_unlock_bh(&qp->sq_lock);
 			break;
+		}
 		spin_lock_bh(&qp->sq_lock);
 		qp->req.sqd_notify = mask & IB_QP_EN_SQD_ASYNC_NOTIFY &&
 				     attr->en_sqd_async_notify;

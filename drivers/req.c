@@ -81,8 +81,15 @@ void sroce_req_reset(struct sroce_qp *qp)
 	sroce_req_set_doorbell(qp, true);
 }
 
-/* Context: modify_qp to RTS, under sq_lock. */
-void sroce_req_start(struct sroce_qp *qp)
+/**
+ * sroce_req_set_retry() - take the retry counts and the ACK timeout
+ * @qp: the QP, whose attributes give them
+ *
+ * At RTS, and again when SQD to SQD changes them.
+ *
+ * Context: sq_lock held.
+ */
+void sroce_req_set_retry(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 	const struct ib_qp_attr *a = &qp->attr;
@@ -90,14 +97,8 @@ void sroce_req_start(struct sroce_qp *qp)
 
 	lockdep_assert_held(&qp->sq_lock);
 
-	req->psn = a->sq_psn;
-	req->max_psn = a->sq_psn;
-	req->acked = a->sq_psn;
 	req->retry = a->retry_cnt;
 	req->rnr_retry = a->rnr_retry;
-	req->mtu = sroce_qp_is_ud(qp) ?
-		   ib_mtu_enum_to_int(to_sdev(qp->ibqp.device)->port.active_mtu) :
-		   ib_mtu_enum_to_int(a->path_mtu);
 	/* 4.096 us * 2^timeout; 0 means wait forever (9.7.6.1.3). */
 	req->timeout = 0;
 	if (a->timeout) {
@@ -105,6 +106,23 @@ void sroce_req_start(struct sroce_qp *qp)
 		req->timeout = max(usecs_to_jiffies(usecs),
 				   msecs_to_jiffies(SROCE_MIN_ACK_TIMEOUT_MS));
 	}
+}
+
+/* Context: modify_qp to RTS, under sq_lock. */
+void sroce_req_start(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	const struct ib_qp_attr *a = &qp->attr;
+
+	lockdep_assert_held(&qp->sq_lock);
+
+	req->psn = a->sq_psn;
+	req->max_psn = a->sq_psn;
+	req->acked = a->sq_psn;
+	req->mtu = sroce_qp_is_ud(qp) ?
+		   ib_mtu_enum_to_int(to_sdev(qp->ibqp.device)->port.active_mtu) :
+		   ib_mtu_enum_to_int(a->path_mtu);
+	sroce_req_set_retry(qp);
 }
 
 /* Not an opcode family: a WQE that sends nothing (see sroce_req_local()). */

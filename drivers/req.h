@@ -31,6 +31,7 @@ int sroce_req_init(struct sroce_qp *qp);
 void sroce_req_stop(struct sroce_qp *qp);
 void sroce_req_fini(struct sroce_qp *qp);
 void sroce_req_start(struct sroce_qp *qp);
+void sroce_req_set_retry(struct sroce_qp *qp);
 void sroce_req_reset(struct sroce_qp *qp);
 enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget);
 void sroce_req_kick(struct sroce_qp *qp);

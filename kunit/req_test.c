@@ -263,11 +263,51 @@ static void outstanding_nak_fails(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fx->qp->sq.cons, 1U);
 }
 
+/*
+ * SQD to SQD may change an RC QP's ACK timeout and retry counts (the
+ * core's table allows it): the requester takes the new ones, not only
+ * the attributes query_qp returns.
+ */
+static void sqd_to_sqd_takes_new_retries(struct kunit *test)
+{
+	struct req_fixture *fx = req_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_SQD,
+		.timeout = 20,
+		.retry_cnt = 3,
+		.rnr_retry = 5,
+	};
+
+	qp->ibqp.qp_type = IB_QPT_RC;
+	mutex_init(&qp->lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->state = IB_QPS_SQD;
+	qp->attr.qp_state = IB_QPS_SQD;
+	qp->attr.retry_cnt = 7;
+	qp->attr.rnr_retry = 7;
+	spin_lock_bh(&qp->sq_lock);
+	sroce_req_set_retry(qp);
+	spin_unlock_bh(&qp->sq_lock);
+	KUNIT_ASSERT_EQ(test, qp->req.timeout, 0UL);
+
+	KUNIT_ASSERT_EQ(test, sroce_qp_ops.modify_qp(&qp->ibqp, &attr,
+						     IB_QP_STATE |
+						     IB_QP_TIMEOUT |
+						     IB_QP_RETRY_CNT |
+						     IB_QP_RNR_RETRY, NULL), 0);
+	KUNIT_EXPECT_EQ(test, (u32)qp->req.retry, 3U);
+	KUNIT_EXPECT_EQ(test, (u32)qp->req.rnr_retry, 5U);
+	/* 4.096 us << 20: about 4.3 s. */
+	KUNIT_EXPECT_GE(test, qp->req.timeout, msecs_to_jiffies(4000));
+}
+
 static struct kunit_case req_cases[] = {
 	KUNIT_CASE(local_wqes_spend_budget),
 	KUNIT_CASE(stale_nak_ignored),
 	KUNIT_CASE(outstanding_rnr_nak_acts),
 	KUNIT_CASE(outstanding_nak_fails),
+	KUNIT_CASE(sqd_to_sqd_takes_new_retries),
 	{}
 };
 
