@@ -8,7 +8,16 @@
 #define SROCE_LIMITS_H
 
 #include <linux/bits.h>
+#include <linux/gfp.h>
 #include <linux/sizes.h>
+
+/*
+ * Memory a verb allocates for its object's rings and tables: charged to
+ * the memory cgroup of the task that asked (a maximal QP holds tens of
+ * MiB), and refused with -ENOMEM rather than by the OOM killer when that
+ * cgroup, or the host, has none left.
+ */
+#define SROCE_GFP_OBJ	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
 enum sroce_limits {
 	SROCE_MAX_QP		= SZ_64K,

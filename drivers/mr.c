@@ -237,7 +237,7 @@ static int sroce_mr_list_pages(struct sroce_mr *mr)
 
 	mr->npages = ib_umem_num_pages(umem);
 	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages),
-				   GFP_KERNEL);
+				   SROCE_GFP_OBJ);
 	if (!mr->pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
@@ -507,7 +507,7 @@ static struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	mr = sroce_mr_alloc(ibpd, 0, SROCE_MR_FAST);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages), SROCE_GFP_OBJ);
 	if (!mr->pages) {
 		kfree(mr);
 		return ERR_PTR(-ENOMEM);

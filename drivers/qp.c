@@ -258,7 +258,7 @@ static int sroce_qp_init_runtime(struct sroce_qp *qp, struct ib_udata *udata,
 		qp->uc = to_suc(rdma_udata_to_uverbs_attr_bundle(udata)->context);
 	else if (sroce_qp_is_ud(qp))
 		qp->kav = kvcalloc(shape->sq_slots, sizeof(*qp->kav),
-				   GFP_KERNEL);
+				   SROCE_GFP_OBJ);
 	if (!qp->uc && sroce_qp_is_ud(qp) && !qp->kav)
 		return -ENOMEM;
 	spin_lock_init(&qp->sq_lock);

@@ -8,6 +8,7 @@
 #include <linux/vmalloc.h>
 #include <rdma/ib_verbs.h>
 
+#include "limits.h"
 #include "queue.h"
 
 struct sroce_mmap_entry {
@@ -19,6 +20,37 @@ static struct sroce_mmap_entry *
 to_sroce_mmap_entry(struct rdma_user_mmap_entry *entry)
 {
 	return container_of(entry, struct sroce_mmap_entry, rdma);
+}
+
+/*
+ * vmalloc_user() without the charge: its pages go to no memory cgroup.
+ * These are allocated charged, and mapped into one area that
+ * remap_vmalloc_range() accepts (VM_USERMAP); vfree() frees them with
+ * their array (VM_MAP_PUT_PAGES), as it would vmalloc_user()'s.
+ */
+static void *sroce_queue_alloc(size_t bytes)
+{
+	unsigned int i, n = bytes >> PAGE_SHIFT;
+	struct page **pages;
+	void *mem;
+
+	pages = kvcalloc(n, sizeof(*pages), SROCE_GFP_OBJ);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(SROCE_GFP_OBJ | __GFP_ZERO);
+		if (!pages[i])
+			goto err;
+	}
+	mem = vmap(pages, n, VM_MAP | VM_USERMAP | VM_MAP_PUT_PAGES,
+		   PAGE_KERNEL);
+	if (mem)
+		return mem;
+err:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return NULL;
 }
 
 /**
@@ -41,7 +73,7 @@ int sroce_queue_init(struct sroce_queue *q, u32 want, u32 stride)
 	q->stride = stride;
 	q->bytes = PAGE_ALIGN(SROCE_QUEUE_HDR_BYTES + (size_t)slots * stride);
 	q->entry = NULL;
-	q->hdr = vmalloc_user(q->bytes);
+	q->hdr = sroce_queue_alloc(q->bytes);
 	return q->hdr ? 0 : -ENOMEM;
 }
 

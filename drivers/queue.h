@@ -9,7 +9,7 @@
 
 /**
  * struct sroce_queue - the kernel's handle on a ring (see sroce-abi.h)
- * @hdr: start of the ring memory, vmalloc_user()ed, zeroed
+ * @hdr: start of the ring memory, zeroed, vmap()ed for mmap() (VM_USERMAP)
  * @slots: number of entries, a power of two; the kernel's own copy
  * @stride: bytes per entry; the kernel's own copy
  * @bytes: size of the whole ring memory

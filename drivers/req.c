@@ -37,7 +37,7 @@ int sroce_req_init(struct sroce_qp *qp)
 	struct sroce_req *req = &qp->req;
 
 	req->stride = offsetof(struct sroce_swqe, wqe) + qp->sq.q.stride;
-	req->wqes = kvcalloc(qp->sq.q.slots, req->stride, GFP_KERNEL);
+	req->wqes = kvcalloc(qp->sq.q.slots, req->stride, SROCE_GFP_OBJ);
 	if (!req->wqes)
 		return -ENOMEM;
 	timer_setup(&req->timer, sroce_comp_timeout, 0);

@@ -46,7 +46,7 @@ enum sroce_verdict {
 
 int sroce_resp_init(struct sroce_qp *qp, u32 rwqe_bytes)
 {
-	qp->resp.rwqe = kzalloc(rwqe_bytes, GFP_KERNEL);
+	qp->resp.rwqe = kzalloc(rwqe_bytes, SROCE_GFP_OBJ);
 	if (!qp->resp.rwqe)
 		return -ENOMEM;
 	qp->resp.rwqe_bytes = rwqe_bytes;
@@ -82,7 +82,7 @@ int sroce_resp_set_res(struct sroce_qp *qp, u32 n)
 	struct sroce_rd_res *res, *old;
 
 	n = max(n, 1U);
-	res = kcalloc(n, sizeof(*res), GFP_KERNEL);
+	res = kcalloc(n, sizeof(*res), SROCE_GFP_OBJ);
 	if (!res)
 		return -ENOMEM;
 	spin_lock_bh(&qp->rq_lock);

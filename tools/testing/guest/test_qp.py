@@ -28,13 +28,13 @@ TIMEOUT = 240
 SROCE_ONLY = "checks libsroce, which serves sroce devices only"
 
 
-def step(bench, name, timeout=120):
+def step(bench, name, timeout=120, prefix=""):
     a = bench.a
     dev = bench.attach(a, "sroce0")
     idx = a.gid_index(dev)
     # The core resolves the path's MAC through the neighbour table.
     a.run("ping -c 1 -W 5 10.77.0.2")
-    out = a.run(f"/usr/bin/python3 {VERBS}/qp.py {dev} {idx} {B_GID} {name}",
+    out = a.run(f"{prefix}/usr/bin/python3 {VERBS}/qp.py {dev} {idx} {B_GID} {name}",
                 timeout=timeout).out
     res = json.loads(out.strip().splitlines()[-1])
     res["_gid_index"] = idx
@@ -160,6 +160,27 @@ def test_resource_tracking(bench):
             assert row["rqpn"] == 0xabcde, row
             assert row["rq-psn"] == 0x654321, row
     assert r["left"] == [], r
+
+
+MEMCG = "/sys/fs/cgroup/sroce-test"
+
+
+@pytest.mark.sroce("checks sroce's own allocations")
+def test_qp_memory_is_charged_to_the_cgroup(bench):
+    """A maximal QP holds tens of MiB of rings and tables: they count
+    against the memory cgroup of the process that made it, and a process
+    whose cgroup is full gets ENOMEM, not the host's memory."""
+    a = bench.a
+    a.run("mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup; "
+          "echo +memory > /sys/fs/cgroup/cgroup.subtree_control; "
+          f"mkdir -p {MEMCG} && echo 96M > {MEMCG}/memory.max")
+    join = f"sh -c 'echo $$ > {MEMCG}/cgroup.procs && exec \"$@\"' sh "
+    r = step(bench, "memcg", prefix=join)
+    # Rings alone: two of 16384 entries of more than 512 bytes.
+    assert r["charged"] >= 16 << 20, r
+    assert r["made"] < 8 and r["errno"] == errno.ENOMEM, r
+    events = a.run(f"cat {MEMCG}/memory.events; rmdir {MEMCG}").out
+    assert "oom_kill 0" in events, events
 
 
 @pytest.mark.sroce(SROCE_ONLY)

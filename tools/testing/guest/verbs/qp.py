@@ -425,7 +425,35 @@ def step_sqd_drain(b, size=4 << 20):
     return out
 
 
-STEPS = {"sqd_drain": step_sqd_drain, "create": step_create, "walk": step_walk, "illegal": step_illegal,
+def memcg_current():
+    """memory.current of the cgroup (v2) this process is in."""
+    path = open("/proc/self/cgroup").read().strip().split("::", 1)[1]
+    with open(f"/sys/fs/cgroup{path}/memory.current") as f:
+        return int(f.read())
+
+
+def step_memcg(b, n=8):
+    """Up to n QPs of the largest shape, kept: what the first one cost
+    this process's memory cgroup, how many were made, and the errno that
+    stopped them (0 if none did)."""
+    cap = dict(max_send_wr=16384, max_recv_wr=16384, max_send_sge=32,
+               max_recv_sge=32)
+    before = memcg_current()
+    qps = [b.qp("rc", **cap)]
+    out = {"charged": memcg_current() - before, "errno": 0}
+    while len(qps) < n:
+        try:
+            qps.append(b.qp("rc", **cap))
+        except PyverbsRDMAError as ex:
+            out["errno"] = ex.error_code
+            break
+    out["made"] = len(qps)
+    for qp in qps:
+        qp.close()
+    return out
+
+
+STEPS = {"sqd_drain": step_sqd_drain, "memcg": step_memcg, "create": step_create, "walk": step_walk, "illegal": step_illegal,
          "query": step_query, "flush": step_flush, "srq": step_srq,
          "restrack": step_restrack, "churn": step_churn}
 
