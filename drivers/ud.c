@@ -52,6 +52,9 @@ static void sroce_ud_complete(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		.port_num = 1,
 	};
 
+	/* libsroce reads the type by the ABI's names (sroce-abi.h). */
+	BUILD_BUG_ON((SROCE_NETWORK_IPV4 ^ RDMA_NETWORK_IPV4) |
+		     (SROCE_NETWORK_IPV6 ^ RDMA_NETWORK_IPV6));
 	memcpy(cqe.smac, pkt->smac, sizeof(cqe.smac));
 	if (pkt->mask & SROCE_HAS_IMMDT) {
 		cqe.ex.imm_data = *(__be32 *)sroce_pkt_hdr(pkt, SROCE_HAS_IMMDT);

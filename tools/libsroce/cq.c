@@ -147,6 +147,35 @@ static unsigned int sroce_wc_flags(uint32_t flags)
 	return out;
 }
 
+/*
+ * wc.sl. RoCE has no service level on the wire and sroce sends no VLAN
+ * priority, so the CQE's sl is 0; the kernel's consumers get that, and the
+ * frame's type in ib_wc.network_hdr_type, as mlx5_ib gives them. For a UD
+ * receive a process gets what mlx5's provider gives it: the sl bits of
+ * mlx5's CQE, which on RoCE carry the frame's type (bit 3 set for RoCEv2,
+ * bits 2:0 the L3 header: 0 GRH, 1 IPv6, 2 IPv4). UCX's UD transport reads
+ * them to find the destination address among the 40 bytes before the
+ * payload (A17.4.5.2); told anything but IPv4, it reads bytes 24..39 as a
+ * GID, which for IPv4 are the IP header's, and drops every datagram
+ * (docs/ENGINES.md).
+ */
+#define SROCE_WC_SL_ROCE_V2	0x8
+#define SROCE_WC_SL_IPV6	0x1
+#define SROCE_WC_SL_IPV4	0x2
+
+static uint8_t sroce_wc_sl(const struct sroce_cqe *cqe)
+{
+	if (!(cqe->wc_flags & SROCE_WC_WITH_NETWORK_HDR_TYPE))
+		return cqe->sl;
+	switch (cqe->network_hdr_type) {
+	case SROCE_NETWORK_IPV4:
+		return SROCE_WC_SL_ROCE_V2 | SROCE_WC_SL_IPV4;
+	case SROCE_NETWORK_IPV6:
+		return SROCE_WC_SL_ROCE_V2 | SROCE_WC_SL_IPV6;
+	}
+	return cqe->sl;
+}
+
 static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
 {
 	/* Status and opcode numbers are the same on both sides. */
@@ -161,7 +190,7 @@ static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
 	wc->wc_flags = sroce_wc_flags(cqe->wc_flags);
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = 0;		/* RoCE has no LIDs */
-	wc->sl = cqe->sl;
+	wc->sl = sroce_wc_sl(cqe);
 	wc->dlid_path_bits = 0;
 }
 
@@ -306,7 +335,7 @@ static uint32_t sroce_read_slid(struct ibv_cq_ex *ibcqx)
 
 static uint8_t sroce_read_sl(struct ibv_cq_ex *ibcqx)
 {
-	return sroce_cq_cur(ibcqx)->sl;
+	return sroce_wc_sl(sroce_cq_cur(ibcqx));
 }
 
 static uint8_t sroce_read_dlid_path_bits(struct ibv_cq_ex *ibcqx)

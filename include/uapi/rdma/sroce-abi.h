@@ -198,6 +198,10 @@ struct sroce_cqe {
 #define SROCE_WC_WITH_VLAN		(1U << 5)
 #define SROCE_WC_WITH_NETWORK_HDR_TYPE	(1U << 6)
 
+/* @network_hdr_type: the kernel's enum rdma_network_type values. */
+#define SROCE_NETWORK_IPV4		2
+#define SROCE_NETWORK_IPV6		3
+
 /* Responses of the create verbs: where each queue is and its shape. */
 struct sroce_create_cq_resp {
 	struct sroce_queue_info cq;

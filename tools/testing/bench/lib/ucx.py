@@ -28,8 +28,16 @@ TLS = {"rc": "rc_v", "ud": "ud_v"}
 PACKET_COUNTERS = {"sroce": ("tx_packets", "rx_packets"),
                    "rxe": ("sent_pkts", "rcvd_pkts")}
 
-FINAL_RE = re.compile(r"^Final:\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+"
-                      r"([\d.]+)\s+(\d+)\s+(\d+)\s*$", re.M)
+# ucx_perftest's last line: iterations, then latency (us) typical,
+# average and overall, bandwidth (MB/s) average and overall, message rate
+# (msg/s) average and overall. The averages are moving ones, over the last
+# report interval, which a short run (5 x 1 MiB) may leave empty: they are
+# then inf, nan or 0, and only the overall columns measure the run.
+_NUM = r"([-+]?(?:\d+(?:\.\d*)?|inf|nan))"
+FINAL_RE = re.compile(r"^Final:\s+(\d+)\s+" + r"\s+".join([_NUM] * 7) + r"\s*$",
+                      re.M | re.I)
+FINAL_COLUMNS = ("lat_typ", "lat_avg", "lat_overall", "bw_avg", "bw_overall",
+                 "msg_rate", "msg_rate_overall")
 ERROR_RE = re.compile(r"UCX\s+(ERROR|FATAL)|Fatal:|unhandled timeout", re.I)
 
 
@@ -49,14 +57,25 @@ def cmds(test, size, iters, port, server_ip, dev, gids, tls, warmup=2, extra_env
 
 
 def parse(out):
-    """The client's Final line: {"iters", "lat_pct", "lat_avg", "bw_avg"
-    (MB/s), "msg_rate"}, or None."""
+    """The client's Final line: {"iters", and FINAL_COLUMNS as floats (bw
+    in MB/s), "nonfinite": the columns that are inf or nan}, or None."""
     m = FINAL_RE.search(out)
     if not m:
         return None
-    return {"iters": int(m.group(1)), "lat_pct": float(m.group(2)),
-            "lat_avg": float(m.group(3)), "bw_avg": float(m.group(5)),
-            "msg_rate": int(m.group(7))}
+    res = {"iters": int(m.group(1))}
+    res.update(zip(FINAL_COLUMNS, (float(v) for v in m.groups()[1:])))
+    res["nonfinite"] = [c for c in FINAL_COLUMNS if not math.isfinite(res[c])]
+    return res
+
+
+def measured(res, iters):
+    """Whether a Final line measured the whole run: every iteration, finite
+    overall columns, and a latency and message rate above 0 (the overall
+    bandwidth of small messages prints as 0.00 MB/s; the interval averages
+    may be anything, see FINAL_RE)."""
+    overall = (res["lat_overall"], res["bw_overall"], res["msg_rate_overall"])
+    return (res["iters"] == iters and all(math.isfinite(v) for v in overall)
+            and res["lat_overall"] > 0 and res["msg_rate_overall"] > 0)
 
 
 def snapshot(g, dev, driver, netdev="eth0"):
@@ -132,7 +151,7 @@ def run(bench, driver, dev, test, size, iters, tls, gid_index, timeout=120, extr
     res = parse(out)
     if res is None:
         problems.append("no Final line")
-    elif res["iters"] != iters or not (res["lat_avg"] > 0 and res["msg_rate"] > 0):
+    elif not measured(res, iters):
         problems.append(f"Final line without a measurement: {res}")
     if not problems:
         problems += traffic_problems(test, size, iters, mtu,
