@@ -15,6 +15,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/netdevice.h>
+#include <linux/rcupdate.h>
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
@@ -191,6 +192,7 @@ static bool sroce_rx_for_us(struct sroce_dev *sdev, const struct sk_buff *skb)
 	} buf;
 	union ib_gid gid;
 
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "sroce rx outside RCU");
 	if (skb->protocol == htons(ETH_P_IP)) {
 		iph = skb_header_pointer(skb, 0, sizeof(*iph), &buf.v4);
 		if (!iph)

@@ -6,6 +6,7 @@
  */
 #include <linux/netdevice.h>
 #include <linux/notifier.h>
+#include <linux/rtnetlink.h>
 
 #include "device.h"
 #include "net.h"
@@ -19,6 +20,7 @@ static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
 	struct sroce_dev *sdev;
 
+	ASSERT_RTNL();
 	sdev = sroce_dev_get_by_netdev(ndev);
 	if (!sdev)
 		return NOTIFY_DONE;
