@@ -129,10 +129,8 @@ static int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		return err;
 	sroce_av_set(&to_sah(ibah)->av, init->ah_attr);
 
-	if (atomic_inc_return(&sdev->ah_count) > SROCE_MAX_AH) {
-		atomic_dec(&sdev->ah_count);
+	if (!sroce_obj_count_get(&sdev->ah_count, SROCE_MAX_AH, udata))
 		return -ENOMEM;
-	}
 	return 0;
 }
 

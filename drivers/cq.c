@@ -239,10 +239,8 @@ static int sroce_create_cq(struct ib_cq *ibcq,
 	}
 
 	/* The limit query_device advertises, like a device out of slots. */
-	if (atomic_inc_return(&sdev->cq_count) > SROCE_MAX_CQ) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	if (!sroce_obj_count_get(&sdev->cq_count, SROCE_MAX_CQ, udata))
+		return -ENOMEM;
 	err = sroce_cq_init(cq, attr->cqe);
 	if (err)
 		goto err_count;

@@ -7,6 +7,7 @@
 #ifndef SROCE_LIMITS_H
 #define SROCE_LIMITS_H
 
+#include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/gfp.h>
 #include <linux/sizes.h>
@@ -60,5 +61,31 @@ enum sroce_limits {
  * later for a reason the caller could not have known.
  */
 #define SROCE_MAX_MR_SIZE	BIT_ULL(40)
+
+/*
+ * Kernel consumers (QP1 and the CM's address handles, rdma_cm, NVMe/RDMA)
+ * may create up to this fraction of each maximum beyond it: processes can
+ * have no more than query_device advertises, so one that takes every slot
+ * leaves the kernel's connection management working.
+ */
+#define SROCE_KERNEL_SHARE	16
+
+/**
+ * sroce_obj_count_get() - count one more object of a kind, if allowed
+ * @count: the device's count of that kind
+ * @max: what query_device advertises for it
+ * @user: whether a process asks (else a kernel consumer)
+ *
+ * Return: true, or false (nothing counted) when the limit is reached.
+ */
+static inline bool sroce_obj_count_get(atomic_t *count, u32 max, bool user)
+{
+	u32 limit = user ? max : max + max / SROCE_KERNEL_SHARE;
+
+	if (atomic_inc_return(count) <= limit)
+		return true;
+	atomic_dec(count);
+	return false;
+}
 
 #endif /* SROCE_LIMITS_H */

@@ -13,10 +13,8 @@ static int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 
 	/* The limit query_device advertises, like a device out of slots. */
-	if (atomic_inc_return(&sdev->pd_count) > SROCE_MAX_PD) {
-		atomic_dec(&sdev->pd_count);
+	if (!sroce_obj_count_get(&sdev->pd_count, SROCE_MAX_PD, udata))
 		return -ENOMEM;
-	}
 	return 0;
 }
 

@@ -399,10 +399,8 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_qp_size(&init->cap, !!init->srq, &shape);
 	if (err)
 		return err;
-	if (atomic_inc_return(&sdev->qp_count) > SROCE_MAX_QP) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	if (!sroce_obj_count_get(&sdev->qp_count, SROCE_MAX_QP, udata))
+		return -ENOMEM;
 
 	mutex_init(&qp->lock);
 	qp->cap = init->cap;

@@ -99,10 +99,8 @@ static int sroce_create_srq(struct ib_srq *ibsrq,
 	err = sroce_check_srq_init(init, udata);
 	if (err)
 		return err;
-	if (atomic_inc_return(&sdev->srq_count) > SROCE_MAX_SRQ) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	if (!sroce_obj_count_get(&sdev->srq_count, SROCE_MAX_SRQ, udata))
+		return -ENOMEM;
 
 	err = sroce_srq_init(srq, attr->max_wr, attr->max_sge, attr->srq_limit,
 			     !udata);

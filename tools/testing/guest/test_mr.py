@@ -205,12 +205,23 @@ def test_ah(bench):
 
 @pytest.mark.sroce(SROCE_ONLY)
 def test_ah_limit(bench):
-    """No more AHs than max_ah."""
-    a = bench.a
+    """No more AHs than max_ah for a process; and while one holds them
+    all, the kernel's connection manager still gets the AHs its MADs
+    need (a share kept for kernel consumers): rdma_cm connects."""
+    a, b = bench.a, bench.b
     dev = attach(bench)
     sgid4 = a.gid_index(dev)
-    r = verbs(a, dev, "ah-limit", sgid4, timeout=500)
-    assert r == {"created": MAX_AH, "error": "ENOMEM", "refill": "ok"}, r
+    for g in (a, b):
+        g.run("modprobe rdma_ucm")
+    srv = b.spawn("exec timeout 250 rping -s -a 10.77.0.2 -C 3 -v", timeout=300)
+    # An rdma_cm server listens on no TCP port: its cm_id says it.
+    b.wait_for("rdma res show cm_id | grep -q 'state LISTEN'", timeout=30)
+    r = verbs(a, dev, "ah-limit", sgid4, "timeout 60 rping -c -a 10.77.0.2 -C 3 -v",
+              timeout=500)
+    res = srv.wait(timeout=60, check=False)
+    assert (r["created"], r["error"], r["refill"]) == (MAX_AH, "ENOMEM", "ok"), r
+    assert r["while_full"] == 0, r["while_full_out"]
+    assert res.ok, (res.out, res.err)
 
 
 test_ah_limit.TIMEOUT = 600

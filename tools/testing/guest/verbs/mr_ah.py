@@ -9,7 +9,9 @@
     mr_ah.py DEV memlock        fill RLIMIT_MEMLOCK (run without CAP_IPC_LOCK)
     mr_ah.py DEV mr-limit       register until the device's MR limit
     mr_ah.py DEV ah SGID4 SGID6 address handles to the peer
-    mr_ah.py DEV ah-limit SGID4 create AHs until the device's limit
+    mr_ah.py DEV ah-limit SGID4 [CMD...]
+                                 create AHs until the device's limit, and
+                                 run CMD while holding them
 
 Each prints one JSON object on stdout for tools/testing/guest/test_mr.py to
 judge; the checks live there. Errors are reported as errno names.
@@ -381,7 +383,10 @@ def cmd_ah(ctx, pd, dev, sgid4, sgid6):
     return out
 
 
-def cmd_ah_limit(ctx, pd, dev, sgid4):
+def cmd_ah_limit(ctx, pd, dev, sgid4, *while_full):
+    """AHs until the device refuses one; then, holding them all, the
+    shell command while_full (if given) runs, and its exit status is
+    reported: what the kernel's consumers can still do then."""
     attr = ah_attr(PEER_V4, int(sgid4))
     ahs, err = [], None
     while len(ahs) < (1 << 16):
@@ -390,12 +395,18 @@ def cmd_ah_limit(ctx, pd, dev, sgid4):
         except PyverbsRDMAError as exc:
             err = errname(exc.error_code)
             break
-    n = len(ahs)
+    out = {"created": len(ahs), "error": err}
+    if while_full:
+        run = subprocess.run(" ".join(while_full), shell=True, timeout=120,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, check=False)
+        out["while_full"] = run.returncode
+        out["while_full_out"] = run.stdout[-2000:]
     ahs.pop().close()
-    refill = try_ah(pd, attr)
+    out["refill"] = try_ah(pd, attr)
     for ah in ahs:
         ah.close()
-    return {"created": n, "error": err, "refill": refill}
+    return out
 
 
 COMMANDS = {
