@@ -176,7 +176,10 @@ class Host(unittest.TestCase):
         self.assertAlmostEqual(bs.host_other_busy(before, after), 50 / 200)
         self.assertTrue(bs.loaded(50 / 200, (1.0, 1.5), 2))
         self.assertFalse(bs.loaded(0.05, (1.0, 1.5), 2))
-        self.assertTrue(bs.loaded(0.05, (1.0, 2.5), 2))
+        # The guests' own two threads are in the load average.
+        self.assertFalse(bs.loaded(0.05, (1.0, 3.5), 2))
+        self.assertFalse(bs.loaded(None, (1.0, 3.5), 2))
+        self.assertTrue(bs.loaded(None, (1.0, 4.5), 2))
         self.assertIsNone(bs.host_other_busy(before, before))
 
     def test_sections(self):
