@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 
-from .kmsg_gate import offending
+from .kmsg_gate import leaks, offending
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 BUILD = os.path.join(TOP, "build")
@@ -527,14 +527,7 @@ class Guest:
         its backtrace. Those are then cleared, so each is reported once.
         The scan's own kmsg line ("N new suspected memory leaks") goes
         to whoever reads kmsg next: call this before kmsg()."""
-        res = self.run(KMEMLEAK_SCRIPT, timeout=timeout, check=False)
-        leaks = []
-        for line in res.out.splitlines():
-            if line.startswith("unreferenced object"):
-                leaks.append([])
-            if leaks:
-                leaks[-1].append(line)
-        return leaks
+        return leaks(self.run(KMEMLEAK_SCRIPT, timeout=timeout, check=False).out)
 
     # ---- diagnostics ---------------------------------------------------------
 

@@ -54,5 +54,18 @@ def reports(records, limit=REPORT_LINES):
     return out
 
 
+def leaks(text):
+    """/sys/kernel/debug/kmemleak's text as a list of leaks, each a list
+    of lines: its "unreferenced object" line, then its details and
+    backtrace."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith("unreferenced object"):
+            out.append([])
+        if out and line.strip():
+            out[-1].append(line)
+    return out
+
+
 def format_record(guest, rec):
     return f"[{guest}] <{rec['level']}> {rec['text']}"

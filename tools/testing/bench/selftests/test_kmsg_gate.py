@@ -2,7 +2,7 @@
 /usr/bin/python3 -m pytest tools/testing/bench"""
 import unittest
 
-from tools.testing.bench.kmsg_gate import format_record, offending, reports
+from tools.testing.bench.kmsg_gate import format_record, leaks, offending, reports
 
 
 def rec(text, level=6):
@@ -88,6 +88,21 @@ class GateTest(unittest.TestCase):
         records = [rec("BUG: soft lockup")] + [rec(f" f{i}+0x1/0x2") for i in range(50)]
         self.assertEqual([len(b) for b in reports(records, limit=30)], [30])
         self.assertEqual(reports([rec("ok")]), [])
+
+    def test_kmemleak_leaks_split(self):
+        text = ("unreferenced object 0xffff888004a1c000 (size 64):\n"
+                "  comm \"rdma\", pid 300, jiffies 4294937296 (age 12.5s)\n"
+                "  backtrace:\n"
+                "    [<0000000012345678>] kmalloc_trace+0x26/0x60\n"
+                "    [<0000000023456789>] sroce_qp_create+0x1/0x2 [sroce]\n"
+                "unreferenced object 0xffff888004a1d000 (size 32):\n"
+                "  backtrace:\n"
+                "    [<0000000012345678>] __kmalloc+0x1/0x2\n")
+        got = leaks(text)
+        self.assertEqual([len(leak) for leak in got], [5, 3])
+        self.assertTrue(got[0][0].startswith("unreferenced object 0xffff888004a1c000"))
+        self.assertIn("sroce_qp_create", got[0][4])
+        self.assertEqual(leaks(""), [])
 
     def test_format(self):
         self.assertEqual(format_record("a", rec("sroce: x", 3)), "[a] <3> sroce: x")
