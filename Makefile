@@ -21,7 +21,7 @@ SROCE_WERROR ?= 0
 KBUILD := $(MAKE) -C $(KDIR) M=$(TOP) CONFIG_SROCE=m SROCE_WERROR=$(SROCE_WERROR)
 
 .PHONY: all module provider tools setup demo check kunit sparse checkpatch install uninstall clean \
-	bench perftest perftest-full engines-full
+	bench perftest perftest-full engines-full check-debug
 
 all: module provider tools
 
@@ -83,6 +83,17 @@ perftest-full: module provider
 # which make check leaves out), about 10 minutes under TCG.
 engines-full: module provider
 	$(PYTEST) --full tools/testing/guest/test_engines.py
+
+# The guest tests on guests booting a debug kernel (KASAN, lockdep, kmemleak,
+# debug objects, lockup detectors: scripts/debug.config), built once from
+# linux-source-6.1 (tens of minutes on 2 cores); any report fails its test.
+# Not part of `make check`. DEBUG_TESTS= picks test files or -k NAME;
+# SROCE_TIME_SCALE= how much longer than on the stock kernel a guest may take.
+DEBUG_TESTS ?= tools/testing/guest
+check-debug: module provider tools
+	$(TOP)/scripts/kernel debug guest
+	export SROCE_GUEST=guest-debug SROCE_TIME_SCALE=$${SROCE_TIME_SCALE:-4}; \
+		$(PYTEST) -v $(DEBUG_TESTS)
 
 sparse:
 	@test -d "$(KDIR)" || { echo "sroce: no kernel headers at '$(KDIR)'" >&2; exit 1; }

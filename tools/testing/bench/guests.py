@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 
-from .kmsg_gate import offending
+from .kmsg_gate import leaks, offending
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 BUILD = os.path.join(TOP, "build")
@@ -32,6 +32,10 @@ GUEST_NAME = os.environ.get("SROCE_GUEST") or "guest"
 GUEST_DIR = os.path.join(BUILD, GUEST_NAME)
 QEMU = "qemu-system-x86_64"
 PORT_NAME = "org.sroce.ctl"
+# A debug kernel (scripts/kernel debug guest) runs several times slower
+# than Debian's: SROCE_TIME_SCALE multiplies every bound the bench sets on
+# the guests (boot, commands, jobs, waits) and the tests' time limits.
+TIME_SCALE = float(os.environ.get("SROCE_TIME_SCALE") or 1)
 # Requests are answered by the agent within their own timeout; past this extra
 # margin the agent (or the guest) is taken to be hung.
 REPLY_MARGIN = 30.0
@@ -79,7 +83,7 @@ class Job:
         """Wait up to timeout s (default: the job's own timeout) for the job to end
         and return its Result; raise TimeoutError if it is still running."""
         if self.result is None:
-            timeout = self.timeout if timeout is None else timeout
+            timeout = self.timeout if timeout is None else timeout * TIME_SCALE
             reply = self.guest.request({"op": "wait", "job": self.jid, "timeout": timeout},
                                        timeout)
             if reply.get("running"):
@@ -454,6 +458,7 @@ class Guest:
         """Run cmd with bash -c in the guest (cwd: the repo top) and return a
         Result; raise CommandFailed on non-zero rc when check. A command still
         running after timeout s is killed with its process group (rc 124)."""
+        timeout *= TIME_SCALE
         res = self._result(cmd, self.request({"cmd": cmd, "timeout": timeout}, timeout))
         if check and not res.ok:
             raise CommandFailed(self.name, cmd, res)
@@ -461,6 +466,7 @@ class Guest:
 
     def spawn(self, cmd, timeout=300):
         """Start cmd in the background; it is killed after timeout s."""
+        timeout *= TIME_SCALE
         reply = self.request({"cmd": cmd, "timeout": timeout, "bg": True}, 10)
         job = Job(self, reply["job"], cmd, timeout)
         self._jobs.add(job)
@@ -492,10 +498,10 @@ class Guest:
     def wait_for(self, cmd, timeout=30, interval=0.5):
         """Retry the shell condition cmd until it succeeds; return its Result.
         Raise TimeoutError with the last output if it never does in timeout s."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout * TIME_SCALE
         while True:
             left = deadline - time.monotonic()
-            res = self.run(cmd, timeout=max(left, 5), check=False)
+            res = self.run(cmd, timeout=max(left / TIME_SCALE, 5), check=False)
             if res.ok:
                 return res
             if time.monotonic() + interval > deadline:
@@ -514,6 +520,15 @@ class Guest:
                     f.write(f"<{r['level']}>[{r['ts'] / 1e6:12.6f}] {r['text']}\n")
         return records
 
+    def kmemleak(self, timeout=300):
+        """Have kmemleak scan now (a debug kernel's, scripts/debug.config;
+        a kernel without it has no such file) and return the leaks it
+        reports: a list of lists of lines, each "unreferenced object" with
+        its backtrace. Those are then cleared, so each is reported once.
+        The scan's own kmsg line ("N new suspected memory leaks") goes
+        to whoever reads kmsg next: call this before kmsg()."""
+        return leaks(self.run(KMEMLEAK_SCRIPT, timeout=timeout, check=False).out)
+
     # ---- diagnostics ---------------------------------------------------------
 
     def console_tail(self, lines=40):
@@ -529,6 +544,15 @@ class Guest:
         with open(path, errors="replace") as f:
             return f"{path}:\n{f.read()[-2000:]}"
 
+
+# Guest.kmemleak(): the scan is synchronous; reading lists what it found.
+KMEMLEAK_SCRIPT = r"""
+k=/sys/kernel/debug/kmemleak
+[ -w $k ] || exit 0
+echo scan > $k 2>/dev/null || exit 0
+cat $k
+echo clear > $k
+"""
 
 # Run in a guest between tests: back to the state right after boot.
 RESET_SCRIPT = r"""
@@ -606,6 +630,7 @@ class Bench:
         self._boot(self.guests, timeout)
 
     def _boot(self, guests, timeout):
+        timeout *= TIME_SCALE
         t0 = time.monotonic()
         # A listens on the link socket, B connects to it (no reconnect in QEMU
         # 7.2), so A's QEMU must be up first; both then boot in parallel.
@@ -618,6 +643,9 @@ class Bench:
         for g in guests:
             g.wait_ready(max(1.0, timeout - (time.monotonic() - t0)))
         for g in guests:
+            # What leaked while booting is the kernel's, not a test's.
+            for leak in g.kmemleak():
+                self.log(f"warning: boot leak: [{g.name}] {leak[0]}")
             boot_log = g.kmsg()
             bad = offending(boot_log)
             for r in bad:

@@ -5,8 +5,10 @@
   (tools/testing/bench/guests.py), stopped at its end.
 - `_reset_and_gate` (autouse): after every test both guests go back to
   their post-boot state and their new kernel log records pass the gate
-  (tools/testing/bench/kmsg_gate.py); a guest that cannot is rebooted and
-  the test fails. A test that timed out reboots both.
+  (tools/testing/bench/kmsg_gate.py), kmemleak (on a debug kernel,
+  scripts/kernel debug guest) having scanned first; a guest that cannot,
+  or whose kernel reported a problem, is rebooted and the test fails with
+  the reports. A test that timed out reboots both.
 - Markers (pytest.ini): sroce(reason) skips under --driver rxe; a test's
   time limit is its own or its module's TIMEOUT (default 300 s), 15
   minutes or more marks it slow; --kernel RELEASE keeps the tests marked
@@ -24,8 +26,9 @@ import time
 
 import pytest
 
-from tools.testing.bench.guests import TOP, Bench, GuestError, install_signal_handlers
-from tools.testing.bench.kmsg_gate import format_record, offending
+from tools.testing.bench.guests import (TIME_SCALE, TOP, Bench, GuestError,
+                                       install_signal_handlers)
+from tools.testing.bench.kmsg_gate import format_record, reports
 from tools.testing.bench.lib import perftest
 
 DEFAULT_TIMEOUT = 300
@@ -90,9 +93,10 @@ def pytest_unconfigure(config):
 
 
 def time_limit(item):
-    """The function's TIMEOUT, else its module's, else DEFAULT_TIMEOUT."""
+    """The function's TIMEOUT, else its module's, else DEFAULT_TIMEOUT,
+    times SROCE_TIME_SCALE."""
     default = getattr(item.module, "TIMEOUT", DEFAULT_TIMEOUT)
-    return getattr(item.function, "TIMEOUT", default)
+    return getattr(item.function, "TIMEOUT", default) * TIME_SCALE
 
 
 def pytest_collection_modifyitems(config, items):
@@ -104,7 +108,7 @@ def pytest_collection_modifyitems(config, items):
         if str(item.path).startswith(os.path.dirname(__file__) + os.sep):
             limit = time_limit(item)
             item.add_marker(pytest.mark.timeout(limit))
-            if limit >= SLOW:
+            if limit >= SLOW * TIME_SCALE:
                 item.add_marker(pytest.mark.slow)
             only = item.get_closest_marker("sroce")
             if only and driver != "sroce":
@@ -191,18 +195,24 @@ def _reset_and_gate(request, bench):
         # The test's last command may still run in a guest: start afresh.
         for g in bench.guests:
             g.kill()
-    problems = check_guests(bench, run)
+    problems, dirty = check_guests(bench, run)
     if problems:
-        recover(bench, run)
-        pytest.fail("; ".join(p.splitlines()[0] for p in problems), pytrace=False)
+        recover(bench, run, dirty)
+        pytest.fail("; ".join(p.splitlines()[0] for p in problems) + "\n" +
+                    "\n".join(line for p in problems for line in p.splitlines()[1:]),
+                    pytrace=False)
 
 
 def check_guests(bench, run):
     """Reset both guests (in parallel: each takes seconds under TCG) and
-    gate their kernel logs. Returns the list of failure reasons."""
+    gate their kernel logs. Returns the list of failure reasons (a
+    headline, then the reports) and the guests whose kernels reported."""
     with concurrent.futures.ThreadPoolExecutor(len(bench.guests)) as pool:
         per_guest = list(pool.map(lambda g: check_guest(bench, g, run), bench.guests))
-    return [p for problems in per_guest for p in problems]
+    problems = [p for problems in per_guest for p in problems]
+    dirty = {g for g, problems in zip(bench.guests, per_guest)
+             if any(p.startswith(("kernel log", "kmemleak")) for p in problems)}
+    return problems, dirty
 
 
 def check_guest(bench, g, run):
@@ -214,21 +224,34 @@ def check_guest(bench, g, run):
     except Exception as e:
         problems.append(f"reset of {g.name} failed: {e}")
     try:
-        bad = offending(g.kmsg())
+        # After the reset: the module is gone, what it leaked is unreferenced.
+        leaks = g.kmemleak()
+        found = reports(g.kmsg())
     except GuestError as e:
         return problems + [f"guest {g.name} unusable: {str(e).splitlines()[0]}"]
-    if bad:
-        for r in bad:
-            run.log("    " + format_record(g.name, r))
-        problems.append(f"kernel log of {g.name}: {len(bad)} bad record(s), "
-                        f"first: {bad[0]['text']}")
+    if found:
+        text = [format_record(g.name, r) for block in found for r in block]
+        for line in text:
+            run.log("    " + line)
+        problems.append(f"kernel log of {g.name}: {len(found)} report(s), "
+                        f"first: {found[0][0]['text']}\n" + "\n".join(text))
+    if leaks:
+        text = [f"[{g.name}] {line}" for leak in leaks for line in leak[:30]]
+        for line in text:
+            run.log("    " + line)
+        problems.append(f"kmemleak in {g.name}: {len(leaks)} leak(s), first: "
+                        f"{leaks[0][0]}\n" + "\n".join(text))
     return problems
 
 
-def recover(bench, run):
-    """Reboot every guest that is dead, hung or could not be reset."""
+def recover(bench, run, dirty=()):
+    """Reboot every guest that is dead, hung, could not be reset, or whose
+    kernel reported a problem (lockdep and KASAN report once per boot: the
+    next test gets a kernel that still checks)."""
     for g in bench.guests:
-        if g.alive(timeout=15):
+        if g in dirty:
+            run.log(f"    [{g.name}] rebooting after its kernel's report")
+        elif g.alive(timeout=15):
             try:
                 bench.reset(g)
                 continue

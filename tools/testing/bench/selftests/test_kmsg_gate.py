@@ -2,7 +2,7 @@
 /usr/bin/python3 -m pytest tools/testing/bench"""
 import unittest
 
-from tools.testing.bench.kmsg_gate import format_record, offending
+from tools.testing.bench.kmsg_gate import format_record, leaks, offending, reports
 
 
 def rec(text, level=6):
@@ -36,6 +36,12 @@ class GateTest(unittest.TestCase):
             "kernel BUG at drivers/x.c:42!",
             "Call Trace:",
             "unregister_netdevice: waiting for eth0 to become free. Usage count = 2",
+            "WARNING: suspicious RCU usage",
+            "BUG: sleeping function called from invalid context at mm/slab.h:1",
+            "ODEBUG: free active (active state 0) object: ffff8880 object type: timer_list",
+            "kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)",
+            "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
+            "rcu: INFO: rcu_preempt self-detected stall on CPU",
         ]
         for line in lines:
             with self.subTest(line=line):
@@ -61,6 +67,42 @@ class GateTest(unittest.TestCase):
                    rec("sroce: boom", 2), rec("ok 3")]
         self.assertEqual([r["text"] for r in offending(records)],
                          ["Call Trace:", "sroce: boom"])
+
+    def test_reports_carry_their_stack(self):
+        records = [rec("ok 1"), rec("=" * 66),
+                   rec("BUG: KASAN: slab-use-after-free in sroce_poll+0x1/0x2"),
+                   rec("Read of size 8 at addr ffff8880 by task a/1"),
+                   rec("Call Trace:"), rec(" sroce_poll+0x1/0x2 [sroce]"),
+                   rec("=" * 66), rec("ok 2"),
+                   rec("WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2"), rec(" g+0x1/0x2"),
+                   rec("---[ end trace 0000000000000000 ]---"), rec("ok 3")]
+        got = [[r["text"] for r in block] for block in reports(records)]
+        self.assertEqual(got, [
+            ["BUG: KASAN: slab-use-after-free in sroce_poll+0x1/0x2",
+             "Read of size 8 at addr ffff8880 by task a/1", "Call Trace:",
+             " sroce_poll+0x1/0x2 [sroce]", "=" * 66],
+            ["WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2", " g+0x1/0x2",
+             "---[ end trace 0000000000000000 ]---"]])
+
+    def test_reports_are_bounded(self):
+        records = [rec("BUG: soft lockup")] + [rec(f" f{i}+0x1/0x2") for i in range(50)]
+        self.assertEqual([len(b) for b in reports(records, limit=30)], [30])
+        self.assertEqual(reports([rec("ok")]), [])
+
+    def test_kmemleak_leaks_split(self):
+        text = ("unreferenced object 0xffff888004a1c000 (size 64):\n"
+                "  comm \"rdma\", pid 300, jiffies 4294937296 (age 12.5s)\n"
+                "  backtrace:\n"
+                "    [<0000000012345678>] kmalloc_trace+0x26/0x60\n"
+                "    [<0000000023456789>] sroce_qp_create+0x1/0x2 [sroce]\n"
+                "unreferenced object 0xffff888004a1d000 (size 32):\n"
+                "  backtrace:\n"
+                "    [<0000000012345678>] __kmalloc+0x1/0x2\n")
+        got = leaks(text)
+        self.assertEqual([len(leak) for leak in got], [5, 3])
+        self.assertTrue(got[0][0].startswith("unreferenced object 0xffff888004a1c000"))
+        self.assertIn("sroce_qp_create", got[0][4])
+        self.assertEqual(leaks(""), [])
 
     def test_format(self):
         self.assertEqual(format_record("a", rec("sroce: x", 3)), "[a] <3> sroce: x")
