@@ -33,6 +33,8 @@ enum sroce_counter {
 	SROCE_CNT_TX_ZEROCOPY,		/* sent with payload in MR page frags */
 	SROCE_CNT_RX_BAD_MAD,		/* a datagram to QP1 that is no MAD */
 	SROCE_CNT_RX_NOT_OURS,		/* RoCEv2 to no GID of ours: the stack's */
+	SROCE_CNT_TX_DIRECT,		/* handed to the driver past the qdisc */
+	SROCE_CNT_TX_BURSTS,		/* doorbells those frames needed */
 	SROCE_NUM_COUNTERS,
 };
 

@@ -3,12 +3,13 @@
  * The wire: RoCEv2 frames are taken from the attached netdev by an rx
  * handler, before the IP stack sees them, checked and handed to the
  * transport; packets the transport builds get their UDP, IP and Ethernet
- * headers and their ICRC here and leave through dev_queue_xmit(). No
+ * headers and their ICRC here and leave in bursts (burst.c). No
  * socket is involved, so nothing else on the host can receive port 4791
  * at the netdev's own addresses while sroce is attached; RoCEv2 to any
  * other address goes on to the stack.
  */
 #include <linux/etherdevice.h>
+#include <linux/hash.h>
 #include <linux/if_vlan.h>
 #include <linux/if_ether.h>
 #include <linux/inetdevice.h>
@@ -24,6 +25,7 @@
 #include <net/ipv6.h>
 
 #include "ah.h"
+#include "burst.h"
 #include "counters.h"
 #include "device.h"
 #include "icrc.h"
@@ -496,31 +498,44 @@ static void sroce_net_mcast_loop(struct sroce_dev *sdev,
 		sroce_net_loopback(sdev, copy);
 }
 
+/*
+ * A flow hash from the QP's UDP source port, so that neither a qdisc nor
+ * the choice of a transmit queue dissects the frame to find one.
+ */
+static void sroce_net_set_hash(struct sk_buff *skb, u16 sport)
+{
+	skb_set_hash(skb, hash_32(sport, 32), PKT_HASH_TYPE_L4);
+}
+
 /**
- * sroce_net_xmit() - finish a packet and send it
+ * sroce_net_send() - finish a packet and send it, or add it to a burst
  * @sdev: the device
+ * @burst: where a frame for the wire waits for the rest of its run; NULL
+ *	   to send it at once
  * @av: where it goes
  * @skb: from sroce_net_alloc(), data at the BTH, whose PadCnt says how many
  *	 pad bytes follow the payload; always consumed
  * @sport: UDP source port
  *
  * Appends the pad and the ICRC, pushes the UDP, IP and Ethernet headers,
- * and queues the frame on the netdev, or loops it back to our own rx
- * handler when it is addressed to our own MAC; a multicast frame goes
- * both ways when a QP of ours is in the group.
+ * and hands the frame to the netdev (sroce_burst_flush()), or loops it
+ * back to our own rx handler when it is addressed to our own MAC; a
+ * multicast frame goes both ways when a QP of ours is in the group.
  *
- * Context: process or softirq, no spinlock held: a looped-back packet may
- * be received, sroce_rx() included, before this returns.
- * Return: 0, or a negative errno when the packet was dropped.
+ * Context: process or softirq, no spinlock held unless bottom halves are
+ * off: a looped-back packet may be received, sroce_rx() included, before
+ * this returns.
+ * Return: 0, or a negative errno when the packet was dropped here.
  */
-int sroce_net_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
-		   struct sk_buff *skb, u16 sport)
+int sroce_net_send(struct sroce_dev *sdev, struct sroce_burst *burst,
+		   const struct sroce_av *av, struct sk_buff *skb, u16 sport)
 {
 	struct sroce_bth *bth = (struct sroce_bth *)skb->data;
 	unsigned int pad = (bth->flags & SROCE_BTH_PAD_MASK) >>
 			   SROCE_BTH_PAD_SHIFT;
 	struct net_device *ndev = sdev->ndev;
 	unsigned int len = skb->len + pad;
+	struct sroce_burst one;
 	__le32 icrc;
 	u8 *trailer;
 	int err;
@@ -542,6 +557,7 @@ int sroce_net_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 	icrc = sroce_icrc(skb, len);
 	memcpy(trailer, &icrc, sizeof(icrc));
 	sroce_net_push_eth(skb, ndev, av->dmac);
+	sroce_net_set_hash(skb, sport);
 	skb->dev = ndev;
 	sroce_count(sdev, SROCE_CNT_TX_PACKETS);
 
@@ -549,11 +565,14 @@ int sroce_net_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 		return sroce_net_loopback(sdev, skb);
 	if (is_multicast_ether_addr(av->dmac))
 		sroce_net_mcast_loop(sdev, av, skb);
-	err = dev_queue_xmit(skb);
-	if (likely(!net_xmit_eval(err)))
+	if (burst) {
+		sroce_burst_add(sdev, burst, skb);
 		return 0;
-	sroce_count(sdev, SROCE_CNT_TX_DROPPED);
-	return err < 0 ? err : -ENOBUFS;
+	}
+	sroce_burst_init(&one);
+	sroce_burst_add(sdev, &one, skb);
+	sroce_burst_flush(sdev, &one);
+	return 0;
 
 drop:
 	kfree_skb(skb);

@@ -12,6 +12,7 @@
 #include <rdma/sroce-abi.h>
 
 #include "ah.h"
+#include "burst.h"
 #include "wq.h"
 
 /* The largest 24-bit number: QPNs, PSNs. */
@@ -79,6 +80,7 @@ struct sroce_swqe {
  * @mtu: path MTU in bytes
  * @timer: retransmit timer, armed while packets are unacknowledged
  * @rnr_timer: the wait an RNR NAK asked for
+ * @burst: packets built under sq_lock, sent before it is dropped
  * @timeout: retransmit timeout in jiffies, 0 for none
  * @blocked: the last run stopped on something an answer may lift
  *	     (window, reads outstanding, fence): only then do answers run it
@@ -108,6 +110,7 @@ struct sroce_req {
 	unsigned long timeout;
 	struct timer_list timer;
 	struct timer_list rnr_timer;
+	struct sroce_burst burst;
 };
 
 /**
@@ -176,6 +179,7 @@ static inline bool sroce_rd_res_covers(const struct sroce_rd_res *res,
  * @rwqe: the receive WQE; its SGEs follow it
  * @rwqe_bytes: the size of @rwqe's buffer
  * @max_sge: SGEs @rwqe's buffer holds
+ * @burst: answers built under rq_lock, sent before it is dropped
  */
 struct sroce_resp {
 	u32 psn;
@@ -201,6 +205,7 @@ struct sroce_resp {
 	struct sroce_recv_wqe *rwqe;
 	u32 rwqe_bytes;
 	u32 max_sge;
+	struct sroce_burst burst;
 };
 
 /**

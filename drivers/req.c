@@ -42,6 +42,7 @@ int sroce_req_init(struct sroce_qp *qp)
 		return -ENOMEM;
 	timer_setup(&req->timer, sroce_comp_timeout, 0);
 	timer_setup(&req->rnr_timer, sroce_comp_rnr_timeout, 0);
+	sroce_burst_init(&req->burst);
 	INIT_WORK(&qp->send_work, sroce_req_work);
 	return 0;
 }
@@ -436,7 +437,7 @@ again:
 		if (zcopy)
 			sroce_count(sdev, SROCE_CNT_TX_ZEROCOPY);
 	}
-	sroce_net_xmit(sdev, av, skb, qp->sport);
+	sroce_net_send(sdev, &qp->req.burst, av, skb, qp->sport);
 	return 0;
 }
 
@@ -732,6 +733,7 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 		}
 		budget--;
 	}
+	sroce_burst_flush(to_sdev(qp->ibqp.device), &req->burst);
 	sroce_comp_complete(qp);
 	sroce_comp_arm_timer(qp);
 	req->blocked = stop == SROCE_REQ_BLOCKED;

@@ -52,6 +52,7 @@ int sroce_resp_init(struct sroce_qp *qp, u32 rwqe_bytes)
 	qp->resp.rwqe_bytes = rwqe_bytes;
 	qp->resp.max_sge = (rwqe_bytes - sizeof(struct sroce_recv_wqe)) /
 			   sizeof(struct sroce_sge);
+	sroce_burst_init(&qp->resp.burst);
 	INIT_WORK(&qp->resp_work, sroce_resp_work);
 	return 0;
 }
@@ -171,7 +172,7 @@ static void sroce_resp_send_ack(struct sroce_qp *qp, u8 syn, u32 psn)
 	if (!skb)
 		return;	/* as if lost: the requester retransmits */
 	sroce_resp_aeth(qp, skb, SROCE_OP_ACK, syn);
-	sroce_net_xmit(sdev, &qp->av, skb, qp->sport);
+	sroce_net_send(sdev, &qp->resp.burst, &qp->av, skb, qp->sport);
 	if ((syn & SROCE_SYN_TYPE_MASK) == SROCE_SYN_ACK)
 		sroce_count(sdev, SROCE_CNT_ACK_SENT);
 	else if ((syn & SROCE_SYN_TYPE_MASK) == SROCE_SYN_RNR_NAK)
@@ -257,7 +258,7 @@ again:
 		sroce_mr_put(mr);
 	if (zcopy && len)
 		sroce_count(sdev, SROCE_CNT_TX_ZEROCOPY);
-	sroce_net_xmit(sdev, &qp->av, skb, qp->sport);
+	sroce_net_send(sdev, &qp->resp.burst, &qp->av, skb, qp->sport);
 	res->psn = sroce_psn_add(res->psn, 1);
 	res->va += len;
 	res->len -= len;
@@ -285,7 +286,7 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp,
 	ack = (void *)(skb->data + sroce_hdr_offset(SROCE_OP_ATOMIC_ACK,
 						    SROCE_HAS_ATOMICACKETH));
 	ack->orig = cpu_to_be64(res->orig);
-	sroce_net_xmit(sdev, &qp->av, skb, qp->sport);
+	sroce_net_send(sdev, &qp->resp.burst, &qp->av, skb, qp->sport);
 }
 
 /* How far sroce_resp_answer() got. */
@@ -374,6 +375,7 @@ void sroce_resp_work(struct work_struct *work)
 		more = READ_ONCE(qp->state) >= IB_QPS_RTR &&
 		       READ_ONCE(qp->state) != IB_QPS_ERR &&
 		       sroce_resp_serve(qp, SROCE_RESP_BUDGET_WORK);
+		sroce_burst_flush(to_sdev(qp->ibqp.device), &qp->resp.burst);
 		spin_unlock_bh(&qp->rq_lock);
 		cond_resched();
 	} while (more);
@@ -839,6 +841,7 @@ void sroce_resp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	else
 		sroce_resp_uc(qp, pkt);
 	more = sroce_resp_serve(qp, SROCE_RESP_BUDGET_RX);
+	sroce_burst_flush(to_sdev(qp->ibqp.device), &qp->resp.burst);
 	spin_unlock_bh(&qp->rq_lock);
 	if (more)
 		queue_work(sroce_wq, &qp->resp_work);

@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: GPL-2.0
+"""How frames leave: in bursts past the kernel's default qdisc, one
+doorbell (virtio kick) for many frames; every frame through a qdisc
+somebody configured; every frame seen by a capture on the sending guest.
+"""
+
+import re
+
+import pytest
+
+from tools.testing.bench.lib import perftest as pt
+from tools.testing.bench.lib.rdma import counters
+
+SROCE_ONLY = "sroce's transmit path and its counters"
+MSGS = 200
+SIZE = 65536
+
+
+def qdisc_sent(g):
+    """Frames the root qdisc of eth0 has sent."""
+    out = g.run("tc -s qdisc show dev eth0 root").out
+    m = re.search(r"Sent \d+ bytes (\d+) pkt", out)
+    assert m, out
+    return int(m.group(1))
+
+
+def kicks(g):
+    """virtio-net's doorbells on eth0's transmit queues, or None."""
+    out = g.run("ethtool -S eth0", check=False).out
+    found = re.findall(r"tx_queue_\d+_kicks: (\d+)", out)
+    return sum(map(int, found)) if found else None
+
+
+def write_bw(bench):
+    """B writes MSGS messages of SIZE bytes to A; returns B's counters
+    before and after, with the qdisc's and the NIC's views of it."""
+    a, b = bench.a, bench.b
+    da, db = bench.attach(a), bench.attach(b)
+    before = (counters(b, db), qdisc_sent(b), kicks(b))
+    run = pt.run_perftest(a, b, "ib_write_bw", da, a.gid_index(da), a.ip,
+                          size=SIZE, iters=MSGS, client_gid_index=b.gid_index(db))
+    problems = pt.judge(run, "ib_write_bw", [SIZE], iters=MSGS)
+    assert not problems, pt.headline(problems)
+    after = (counters(b, db), qdisc_sent(b), kicks(b))
+    return before, after
+
+
+def deltas(before, after):
+    c0, q0, k0 = before
+    c1, q1, k1 = after
+    c = {k: c1[k] - c0.get(k, 0) for k in c1}
+    return c, q1 - q0, None if k0 is None else k1 - k0
+
+
+@pytest.mark.sroce(SROCE_ONLY)
+def test_default_qdisc_skipped_in_bursts(bench):
+    b = bench.b
+    assert " 0: root" in b.run("tc qdisc show dev eth0 root").out
+    c, qdisc, kick = deltas(*write_bw(bench))
+    frames = c["tx_packets"]
+    assert frames >= MSGS * SIZE // 1024, c
+    # Past the qdisc, all of them: it counts only the few others (ARP...).
+    assert c["tx_direct"] == frames and qdisc < frames // 10, (c, qdisc)
+    # 64-packet messages go out in bursts, not frame by frame.
+    assert frames >= 4 * c["tx_bursts"], c
+    if kick is not None:
+        assert kick <= c["tx_bursts"] + qdisc + c["ack_sent"], (c, kick)
+
+
+@pytest.mark.sroce(SROCE_ONLY)
+def test_configured_qdisc_sees_every_frame(bench):
+    b = bench.b
+    b.run("tc qdisc add dev eth0 root pfifo limit 10000")
+    try:
+        c, qdisc, _ = deltas(*write_bw(bench))
+    finally:
+        b.run("tc qdisc del dev eth0 root")
+    assert c["tx_packets"] >= MSGS * SIZE // 1024, c
+    assert c["tx_direct"] == 0 and qdisc >= c["tx_packets"], (c, qdisc)
+
+
+def test_capture_sees_every_frame(bench):
+    a, b = bench.a, bench.b
+    cap = b.spawn(f"tcpdump -i eth0 -n -B 16384 -w /dev/null "
+                  f"src host {b.ip} and udp dst port 4791", timeout=300)
+    # Its packet socket is open (the table's first line is a header).
+    b.wait_for("[ $(wc -l < /proc/net/packet) -gt 1 ]", timeout=30)
+    try:
+        before, after = write_bw(bench)
+    finally:
+        b.run("pkill -INT -x tcpdump", check=False)
+    res = cap.wait(timeout=60, check=False)
+    seen = re.search(r"(\d+) packets? received by filter", res.err)
+    assert seen, res.err
+    sent = deltas(before, after)[0]["tx_packets"] if bench.driver == "sroce" \
+        else MSGS * SIZE // 1024
+    assert int(seen.group(1)) >= sent, (res.err, sent)
+    assert a.alive()
