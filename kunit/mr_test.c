@@ -5,6 +5,7 @@
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
+#include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -183,6 +184,73 @@ static void del_waits_for_users(struct kunit *test)
 			wait_for_completion_timeout(&ctx.returned, 10 * HZ),
 			0UL);
 	kfree_rcu(ctx.mr, rcu);
+}
+
+/*
+ * A responder still copying into a fast-registration MR on another CPU
+ * when the MR is invalidated. The "other CPU" is a timer interrupt that
+ * ends the copy (UML has one CPU): the invalidation must not return
+ * before it, or data could land after the consumer was told the MR is
+ * invalid.
+ */
+struct inv_ctx {
+	struct hrtimer timer;
+	struct sroce_mr *mr;
+	bool left;
+};
+
+static enum hrtimer_restart inv_copy_done(struct hrtimer *timer)
+{
+	struct inv_ctx *ctx = container_of(timer, struct inv_ctx, timer);
+
+	WRITE_ONCE(ctx->left, true);
+	sroce_mr_leave(ctx->mr);
+	return HRTIMER_NORESTART;
+}
+
+static void invalidate_waits_for_copies(struct kunit *test)
+{
+	struct inv_ctx ctx = {};
+	struct ib_pd pd;
+	int err;
+
+	ctx.mr = add_mr(test);
+	ctx.mr->type = SROCE_MR_FAST;
+	ctx.mr->pd = &pd;
+	ctx.mr->iova = 0x1000;
+	ctx.mr->length = 0x1000;
+	ctx.mr->access = IB_ACCESS_REMOTE_WRITE;
+	ctx.mr->valid = true;
+
+	local_bh_disable();
+	sroce_mr_enter(ctx.mr);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(ctx.mr, &pd, 0x1000, 8,
+					     IB_ACCESS_REMOTE_WRITE), 0);
+	local_bh_enable();
+
+	hrtimer_init(&ctx.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	ctx.timer.function = inv_copy_done;
+	hrtimer_start(&ctx.timer, ms_to_ktime(50), HRTIMER_MODE_REL_HARD);
+	local_bh_disable();
+	err = sroce_mr_table_invalidate(test->priv, &pd, ctx.mr->key, NULL);
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(ctx.left));
+	hrtimer_cancel(&ctx.timer);
+
+	/* A copy that starts after it finds the MR invalid. */
+	local_bh_disable();
+	sroce_mr_enter(ctx.mr);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(ctx.mr, &pd, 0x1000, 8,
+					     IB_ACCESS_REMOTE_WRITE), -EACCES);
+	sroce_mr_leave(ctx.mr);
+	local_bh_enable();
+	/* Nothing left to wait for: a second invalidation fails at once. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx.mr->busy), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_table_invalidate(test->priv, &pd,
+							ctx.mr->key, NULL),
+			-EINVAL);
+	del_mr(test, ctx.mr);
 }
 
 static struct ib_umem fake_umem;
@@ -486,6 +554,7 @@ static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(index_reuse_is_cyclic),
 	KUNIT_CASE(count_bounded),
 	KUNIT_CASE(del_waits_for_users),
+	KUNIT_CASE(invalidate_waits_for_copies),
 	KUNIT_CASE(check_range_edges),
 	KUNIT_CASE(check_range_at_top),
 	KUNIT_CASE(check_dma_mr),
