@@ -91,10 +91,12 @@ enum sroce_mr_type {
  * @nr_mw: memory windows bound to this MR, which may not be deregistered
  *	   while there are any; -1 once deregistration has begun, so that
  *	   no bind can race with it
- * @mw_lock: a window's binding (@valid, @parent, @mw_qpn, @iova, @length,
+ * @mw_lock: a window's binding (@valid, @parent, @mw_qp, @iova, @length,
  *	     @access) changes and is read as one under it
  * @mw_type: a window's IB_MW_TYPE_1 or IB_MW_TYPE_2
- * @mw_qpn: the QP a bound type 2 window is bound to
+ * @mw_qp: the serial (struct sroce_qp) of the QP a bound type 2 window
+ *	   is bound to: the QP itself, not its number, which a QP made
+ *	   after its destruction may get
  * @parent: the MR a window is bound to; while it is, the MR's @nr_mw
  *	    keeps it registered
  * @busy: data-path users between sroce_mr_enter() and sroce_mr_leave()
@@ -120,7 +122,7 @@ struct sroce_mr {
 	atomic_t nr_mw;
 	spinlock_t mw_lock;	/* a window's binding */
 	enum ib_mw_type mw_type;
-	u32 mw_qpn;
+	u64 mw_qp;
 	struct sroce_mr *parent;
 	atomic_t busy;
 	refcount_t ref;
