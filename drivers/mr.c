@@ -125,6 +125,82 @@ void sroce_mr_put(struct sroce_mr *mr)
 }
 
 /**
+ * DOC: invalidation waits for the copies it overtakes
+ *
+ * A Local Invalidate or a received Send with Invalidate of a
+ * fast-registration MR is reported to the consumer (its completion, or the
+ * receive's) once sroce_mr_invalidate() returns, and from then on the
+ * consumer owns the pages again (it unmaps them, hands them to the block
+ * layer). A responder or requester on another CPU may have checked the MR
+ * just before and still be copying a packet into it: the invalidation must
+ * wait for that copy.
+ *
+ * Every data-path use of an MR's memory is bracketed by sroce_mr_enter()
+ * before its sroce_mr_check() and sroce_mr_leave() after its last byte;
+ * for a fast-registration MR these count in @busy. The invalidation clears
+ * @valid with xchg() (a full barrier) and then waits for @busy to reach
+ * zero. This is the store-buffer pattern: a user increments @busy, then
+ * (smp_mb__after_atomic()) reads @valid; the invalidation writes @valid,
+ * then reads @busy. Either the user sees the MR invalid and copies
+ * nothing, or the invalidation sees it and waits for its sroce_mr_leave(),
+ * whose release orders the copy before the decrement.
+ *
+ * The wait spins, because invalidations run where nothing may sleep: a
+ * Send with Invalidate in the receive softirq, a Local Invalidate in the
+ * requester under the send queue's BH lock. Spinning is bounded because
+ * every user holds @busy only in BH-disabled context (asserted), for one
+ * packet's copy (an MTU at most) or an 8-byte atomic: it cannot be
+ * preempted, nor interrupted by a softirq invalidation on its own CPU, so
+ * the invalidation waits only for copies already running on other CPUs.
+ * Users that come after the invalidation find @valid false in
+ * sroce_mr_check() and leave at once. A dedicated count and not @ref:
+ * references are also held in process context (registration, binds,
+ * work-request checks), which a softirq spinning on the same CPU would
+ * never let finish.
+ */
+
+/**
+ * sroce_mr_enter() - start using an MR's memory on the data path
+ * @mr: an MR the caller holds a reference to, not yet checked
+ *
+ * Call before sroce_mr_check() and the copy it allows, and
+ * sroce_mr_leave() once the copy is done, with BH disabled throughout.
+ *
+ * Context: softirq or BH disabled.
+ */
+void sroce_mr_enter(struct sroce_mr *mr)
+{
+	if (mr->type != SROCE_MR_FAST)
+		return;
+	lockdep_assert_in_softirq();
+	atomic_inc(&mr->busy);
+	/* Pairs with the xchg() of @valid in sroce_mr_invalidate(). */
+	smp_mb__after_atomic();
+}
+
+/**
+ * sroce_mr_leave() - end a use sroce_mr_enter() started
+ * @mr: the MR
+ *
+ * Context: softirq or BH disabled.
+ */
+void sroce_mr_leave(struct sroce_mr *mr)
+{
+	if (mr->type != SROCE_MR_FAST)
+		return;
+	/* The copy is done before an invalidation can see it done. */
+	smp_mb__before_atomic();
+	atomic_dec(&mr->busy);
+}
+
+/* Waits for the users that entered before @valid was cleared. */
+static void sroce_mr_wait_idle(struct sroce_mr *mr)
+{
+	while (atomic_read_acquire(&mr->busy))
+		cpu_relax();
+}
+
+/**
  * sroce_mr_check() - may this access go through this MR?
  * @mr: the MR a key named
  * @pd: the PD of the QP making or receiving the access
@@ -622,9 +698,9 @@ int sroce_mr_fast_reg(struct sroce_dev *sdev, const struct ib_pd *pd, u32 key,
 }
 
 /**
- * sroce_mr_invalidate() - carry out a Local Invalidate or a received Send
- *			   with Invalidate
- * @sdev: the device
+ * sroce_mr_table_invalidate() - carry out a Local Invalidate or a received
+ *				 Send with Invalidate
+ * @t: the device's table
  * @pd: the PD of the QP asking
  * @key: the key to invalidate
  * @rqp: for a Send with Invalidate, the QP that received it, to which a
@@ -632,27 +708,39 @@ int sroce_mr_fast_reg(struct sroce_dev *sdev, const struct ib_pd *pd, u32 key,
  *
  * Only fast-registration MRs and type 2 windows can be invalidated: a user
  * or DMA MR is valid until it is deregistered, a type 1 window until it is
- * bound again.
+ * bound again. A fast-registration MR's users still copying when it is
+ * invalidated are waited for (see "invalidation waits for the copies it
+ * overtakes" above): on return none will touch its memory again.
  *
- * Context: any.
+ * Context: softirq or BH disabled, never between sroce_mr_enter() and
+ * sroce_mr_leave().
  * Return: 0, or -EINVAL when @key names no valid fast-registration MR or
  * type 2 window of @pd (bound to @rqp).
  */
-int sroce_mr_invalidate(struct sroce_dev *sdev, const struct ib_pd *pd,
-			u32 key, const struct ib_qp *rqp)
+int sroce_mr_table_invalidate(struct sroce_mr_table *t, const struct ib_pd *pd,
+			      u32 key, const struct ib_qp *rqp)
 {
-	struct sroce_mr *mr = sroce_mr_get(sdev, key);
+	struct sroce_mr *mr = sroce_mr_lookup(t, key);
 	int err = -EINVAL;
 
 	if (!mr)
 		return err;
-	if (mr->type == SROCE_MR_MW)
+	if (mr->type == SROCE_MR_MW) {
 		err = sroce_mw_invalidate(mr, pd, rqp);
-	else if (mr->type == SROCE_MR_FAST && mr->pd == pd &&
-		 xchg(&mr->valid, false))
+	} else if (mr->type == SROCE_MR_FAST && mr->pd == pd &&
+		   xchg(&mr->valid, false)) {
+		sroce_mr_wait_idle(mr);
 		err = 0;
+	}
 	sroce_mr_put(mr);
 	return err;
+}
+
+/* The device's: see sroce_mr_table_invalidate(). */
+int sroce_mr_invalidate(struct sroce_dev *sdev, const struct ib_pd *pd,
+			u32 key, const struct ib_qp *rqp)
+{
+	return sroce_mr_table_invalidate(&sdev->mrs, pd, key, rqp);
 }
 
 const struct ib_device_ops sroce_mr_ops = {

@@ -91,12 +91,16 @@ enum sroce_mr_type {
  * @nr_mw: memory windows bound to this MR, which may not be deregistered
  *	   while there are any; -1 once deregistration has begun, so that
  *	   no bind can race with it
- * @mw_lock: a window's binding (@valid, @parent, @mw_qpn, @iova, @length,
+ * @mw_lock: a window's binding (@valid, @parent, @mw_qp, @iova, @length,
  *	     @access) changes and is read as one under it
  * @mw_type: a window's IB_MW_TYPE_1 or IB_MW_TYPE_2
- * @mw_qpn: the QP a bound type 2 window is bound to
+ * @mw_qp: the serial (struct sroce_qp) of the QP a bound type 2 window
+ *	   is bound to: the QP itself, not its number, which a QP made
+ *	   after its destruction may get
  * @parent: the MR a window is bound to; while it is, the MR's @nr_mw
  *	    keeps it registered
+ * @busy: data-path users between sroce_mr_enter() and sroce_mr_leave()
+ *	  of a fast-registration MR, whose invalidation waits for them
  * @ref: the table's reference plus one per sroce_mr_get() caller
  * @done: completed when @ref drops to zero, which deregistration awaits
  * @rcu: frees the MR after lookups that may still see it have finished
@@ -118,8 +122,9 @@ struct sroce_mr {
 	atomic_t nr_mw;
 	spinlock_t mw_lock;	/* a window's binding */
 	enum ib_mw_type mw_type;
-	u32 mw_qpn;
+	u64 mw_qp;
 	struct sroce_mr *parent;
+	atomic_t busy;
 	refcount_t ref;
 	struct completion done;
 	struct rcu_head rcu;
@@ -144,11 +149,15 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_mr_table *t, u32 key);
 struct sroce_mr *sroce_mr_get_index(struct sroce_mr_table *t, u32 key);
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
 void sroce_mr_put(struct sroce_mr *mr);
+void sroce_mr_enter(struct sroce_mr *mr);
+void sroce_mr_leave(struct sroce_mr *mr);
 int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
 		   u64 iova, u64 length, u32 access);
 int sroce_mr_check_access_flags(int access);
 int sroce_mr_fast_reg(struct sroce_dev *sdev, const struct ib_pd *pd, u32 key,
 		      int access);
+int sroce_mr_table_invalidate(struct sroce_mr_table *t, const struct ib_pd *pd,
+			      u32 key, const struct ib_qp *rqp);
 int sroce_mr_invalidate(struct sroce_dev *sdev, const struct ib_pd *pd,
 			u32 key, const struct ib_qp *rqp);
 

@@ -86,7 +86,7 @@ static int sroce_mw_do_bind(struct sroce_mr *mw, struct sroce_mr *mr,
 		mw->iova = w->wr.bind.addr;
 		mw->length = w->wr.bind.length;
 		mw->access = w->wr.bind.access & SROCE_MW_ACCESS;
-		mw->mw_qpn = qp->ibqp.qp_num;
+		mw->mw_qp = qp->serial;
 		WRITE_ONCE(mw->key, w->wr.bind.new_rkey);
 		/* The binding is whole before a lookup can find it valid. */
 		smp_store_release(&mw->valid, !!mr);
@@ -149,11 +149,10 @@ static bool sroce_mw_grants(const struct sroce_mr *mw, const struct ib_qp *qp,
 	    (access & ~mw->access))
 		return false;
 	/*
-	 * A type 2 window stays bound to the number of a QP destroyed since;
-	 * QPNs are handed out cyclically (sroce_qpn_alloc()), so no new QP
-	 * takes that number until all the others have been used.
+	 * A type 2 window is bound to the QP object: once that QP is
+	 * destroyed, no QP that gets its number again can use the window.
 	 */
-	if (mw->mw_type == IB_MW_TYPE_2 && mw->mw_qpn != qp->qp_num)
+	if (mw->mw_type == IB_MW_TYPE_2 && mw->mw_qp != to_sqp_const(qp)->serial)
 		return false;
 	return iova >= mw->iova && length <= mw->length &&
 	       iova - mw->iova <= mw->length - length;
@@ -217,7 +216,7 @@ int sroce_mw_invalidate(struct sroce_mr *mw, const struct ib_pd *pd,
 
 	spin_lock_irqsave(&mw->mw_lock, flags);
 	if (mw->mw_type == IB_MW_TYPE_2 && mw->pd == pd && mw->valid &&
-	    (!rqp || rqp->qp_num == mw->mw_qpn)) {
+	    (!rqp || to_sqp_const(rqp)->serial == mw->mw_qp)) {
 		sroce_mw_unbind_locked(mw);
 		err = 0;
 	}

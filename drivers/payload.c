@@ -99,7 +99,9 @@ typedef int (*sroce_piece_fn)(const struct sroce_mr *mr, u64 iova, u32 len,
  * @ctx: for @fn
  *
  * Each SGE's MR is looked up for every call: an MR deregistered in the
- * middle of a message fails the rest of it instead of being used.
+ * middle of a message fails the rest of it instead of being used. Each
+ * piece is done between sroce_mr_enter() and sroce_mr_leave(), which an
+ * invalidation of the MR waits for.
  *
  * Return: 0; -EACCES or -ERANGE for an lkey that does not cover its SGE
  * with @access; -EMSGSIZE when the SGEs end before @len bytes; or what
@@ -121,9 +123,11 @@ static int sroce_sge_walk(struct sroce_dev *sdev, const struct ib_pd *pd,
 		mr = sroce_mr_get(sdev, sge[i].lkey);
 		if (!mr)
 			return -EACCES;
+		sroce_mr_enter(mr);
 		err = sroce_mr_check(mr, pd, sge[i].addr + off, n, access);
 		if (!err)
 			err = fn(mr, sge[i].addr + off, n, ctx);
+		sroce_mr_leave(mr);
 		sroce_mr_put(mr);
 		if (err)
 			return err;

@@ -303,6 +303,9 @@ err_ref:
  */
 static atomic_t sroce_qp_refs_left = ATOMIC_INIT(0);
 
+/* Source of the QPs' @serial: 64 bits never come round. */
+static atomic64_t sroce_qp_serials = ATOMIC64_INIT(0);
+
 static void sroce_qp_ref_release(struct sroce_qp_ref *ref)
 {
 	if (!refcount_dec_and_test(&ref->mem))
@@ -374,8 +377,13 @@ static void sroce_qp_skb_done(struct sk_buff *skb)
  * @skb: a packet from sroce_net_alloc(), not yet sent
  *
  * The QP has no socket to charge the packet to; its destructor finds the
- * QP's reference object through the shared info's destructor_arg, which
- * only zerocopy skbs use otherwise and these are not.
+ * QP's reference object through the shared info's destructor_arg. The
+ * stack reads that field as a struct ubuf_info only through skb_zcopy(),
+ * i.e. when SKBFL_ZEROCOPY_ENABLE is set, which sroce never sets (its
+ * fragments are only SKBFL_SHARED_FRAG): clones share the shared info and
+ * pskb_expand_head() copies it, both unread without the flag (checked in
+ * Linux 6.1's net/core/skbuff.c); the other readers (af_packet, xsk, sctp)
+ * read it in their own skbs' destructors.
  */
 void sroce_qp_own_skb(struct sroce_qp *qp, struct sk_buff *skb)
 {
@@ -416,6 +424,7 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_rings;
 	/* Published last: from here on packets can find the QP. */
+	qp->serial = atomic64_inc_return(&sroce_qp_serials);
 	err = sroce_qp_publish(sdev, qp);
 	if (err)
 		goto err_runtime;

@@ -259,6 +259,9 @@ struct sroce_qp_ref {
  * @req: requester and completer state
  * @resp: responder state
  * @sport: UDP source port of the QP's packets
+ * @serial: the QP's identity, never another QP's: QP numbers come round
+ *	    again, and a type 2 window bound to this QP (mw.c) must not
+ *	    serve a later QP that got its number
  * @ref: how the receive path finds the QP and holds it (see
  *	 struct sroce_qp_ref)
  * @send_work: sends what the posting context left (budget, window, timers)
@@ -284,6 +287,7 @@ struct sroce_qp {
 	struct sroce_req req;
 	struct sroce_resp resp;
 	u16 sport;
+	u64 serial;
 	struct sroce_qp_ref *ref;
 	struct work_struct send_work;
 	struct work_struct resp_work;
@@ -294,6 +298,11 @@ struct sroce_qp {
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct sroce_qp, ibqp);
+}
+
+static inline const struct sroce_qp *to_sqp_const(const struct ib_qp *ibqp)
+{
+	return container_of(ibqp, const struct sroce_qp, ibqp);
 }
 
 /* GSI (QP1) is a UD QP with a fixed number. */

@@ -197,7 +197,9 @@ static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
 /*
  * Looks up @rkey for @len bytes at @va with @access; NULL if refused. An
  * rkey may name a memory window: the access then goes to the MR it is
- * bound to, so what follows is the same either way.
+ * bound to, so what follows is the same either way. The MR is entered
+ * (sroce_mr_enter()) until sroce_resp_mr_put(): an invalidation waits for
+ * the copy in between.
  */
 static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 				      u32 len, u32 access)
@@ -206,13 +208,23 @@ static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 
 	if (!mr)
 		return NULL;
-	if (mr->type == SROCE_MR_MW)
+	if (mr->type == SROCE_MR_MW) {
+		/* Only a user MR carries a window: nothing to enter. */
 		return sroce_mw_get_mr(mr, &qp->ibqp, rkey, va, len, access);
+	}
+	sroce_mr_enter(mr);
 	if (sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+		sroce_mr_leave(mr);
 		sroce_mr_put(mr);
 		return NULL;
 	}
 	return mr;
+}
+
+static void sroce_resp_mr_put(struct sroce_mr *mr)
+{
+	sroce_mr_leave(mr);
+	sroce_mr_put(mr);
 }
 
 /* One read response packet of @res; false when it could not be built. */
@@ -255,7 +267,7 @@ again:
 		goto again;
 	}
 	if (mr)
-		sroce_mr_put(mr);
+		sroce_resp_mr_put(mr);
 	if (zcopy && len)
 		sroce_count(sdev, SROCE_CNT_TX_ZEROCOPY);
 	sroce_net_send(sdev, &qp->resp.burst, &qp->av, skb, qp->sport);
@@ -266,7 +278,7 @@ again:
 
 err_put:
 	if (mr)
-		sroce_mr_put(mr);
+		sroce_resp_mr_put(mr);
 	return false;
 }
 
@@ -509,7 +521,7 @@ static bool sroce_resp_mr_ok(struct sroce_qp *qp,
 			   len, IB_ACCESS_REMOTE_READ);
 	if (!mr)
 		return false;
-	sroce_mr_put(mr);
+	sroce_resp_mr_put(mr);
 	return true;
 }
 
@@ -535,7 +547,7 @@ static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 					   IB_ACCESS_REMOTE_WRITE);
 			if (!mr)
 				return SROCE_NAK_ACCESS;
-			sroce_mr_put(mr);
+			sroce_resp_mr_put(mr);
 		}
 	}
 	if (!sroce_resp_len_ok(qp, pkt) || pkt->paylen > resp->remaining ||
@@ -553,7 +565,7 @@ static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 		err = sroce_mr_copy_from_skb(mr, resp->va, pkt->skb,
 					     sroce_pkt_payoff(pkt),
 					     pkt->paylen);
-		sroce_mr_put(mr);
+		sroce_resp_mr_put(mr);
 		if (err)
 			return SROCE_NAK_INV;
 	}
@@ -648,12 +660,12 @@ static enum sroce_verdict sroce_resp_atomic(struct sroce_qp *qp,
 		return SROCE_NAK_ACCESS;
 	/* And so must the memory, for the CPU's atomics (split locks). */
 	if (!sroce_mr_aligned(mr, va, sizeof(u64))) {
-		sroce_mr_put(mr);
+		sroce_resp_mr_put(mr);
 		return SROCE_NAK_INV;
 	}
 	res = sroce_resp_new_res(qp);
 	if (!res) {
-		sroce_mr_put(mr);
+		sroce_resp_mr_put(mr);
 		return SROCE_NAK_INV;
 	}
 	res->op = pkt->opcode & ~SROCE_TRANSPORT_MASK;
@@ -663,7 +675,7 @@ static enum sroce_verdict sroce_resp_atomic(struct sroce_qp *qp,
 	res->orig = sroce_resp_do_atomic(mr, va, res->op,
 					 be64_to_cpu(aeth->swap_add),
 					 be64_to_cpu(aeth->compare));
-	sroce_mr_put(mr);
+	sroce_resp_mr_put(mr);
 	qp->resp.res_head++;
 	return SROCE_ACCEPT;
 }

@@ -5,12 +5,15 @@
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
+#include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 
 #include "limits.h"
 #include "mr.h"
+#include "mw.h"
+#include "qp.h"
 
 static void key_encode_decode(struct kunit *test)
 {
@@ -185,6 +188,73 @@ static void del_waits_for_users(struct kunit *test)
 	kfree_rcu(ctx.mr, rcu);
 }
 
+/*
+ * A responder still copying into a fast-registration MR on another CPU
+ * when the MR is invalidated. The "other CPU" is a timer interrupt that
+ * ends the copy (UML has one CPU): the invalidation must not return
+ * before it, or data could land after the consumer was told the MR is
+ * invalid.
+ */
+struct inv_ctx {
+	struct hrtimer timer;
+	struct sroce_mr *mr;
+	bool left;
+};
+
+static enum hrtimer_restart inv_copy_done(struct hrtimer *timer)
+{
+	struct inv_ctx *ctx = container_of(timer, struct inv_ctx, timer);
+
+	WRITE_ONCE(ctx->left, true);
+	sroce_mr_leave(ctx->mr);
+	return HRTIMER_NORESTART;
+}
+
+static void invalidate_waits_for_copies(struct kunit *test)
+{
+	struct inv_ctx ctx = {};
+	struct ib_pd pd;
+	int err;
+
+	ctx.mr = add_mr(test);
+	ctx.mr->type = SROCE_MR_FAST;
+	ctx.mr->pd = &pd;
+	ctx.mr->iova = 0x1000;
+	ctx.mr->length = 0x1000;
+	ctx.mr->access = IB_ACCESS_REMOTE_WRITE;
+	ctx.mr->valid = true;
+
+	local_bh_disable();
+	sroce_mr_enter(ctx.mr);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(ctx.mr, &pd, 0x1000, 8,
+					     IB_ACCESS_REMOTE_WRITE), 0);
+	local_bh_enable();
+
+	hrtimer_init(&ctx.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	ctx.timer.function = inv_copy_done;
+	hrtimer_start(&ctx.timer, ms_to_ktime(50), HRTIMER_MODE_REL_HARD);
+	local_bh_disable();
+	err = sroce_mr_table_invalidate(test->priv, &pd, ctx.mr->key, NULL);
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(ctx.left));
+	hrtimer_cancel(&ctx.timer);
+
+	/* A copy that starts after it finds the MR invalid. */
+	local_bh_disable();
+	sroce_mr_enter(ctx.mr);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check(ctx.mr, &pd, 0x1000, 8,
+					     IB_ACCESS_REMOTE_WRITE), -EACCES);
+	sroce_mr_leave(ctx.mr);
+	local_bh_enable();
+	/* Nothing left to wait for: a second invalidation fails at once. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx.mr->busy), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_table_invalidate(test->priv, &pd,
+							ctx.mr->key, NULL),
+			-EINVAL);
+	del_mr(test, ctx.mr);
+}
+
 static struct ib_umem fake_umem;
 
 static struct sroce_mr user_mr(struct ib_pd *pd, u64 iova, u64 length,
@@ -195,6 +265,61 @@ static struct sroce_mr user_mr(struct ib_pd *pd, u64 iova, u64 length,
 		.umem = &fake_umem,
 		.iova = iova, .length = length, .access = access,
 	};
+}
+
+/*
+ * A type 2 window bound to a QP that was destroyed, and a new QP that got
+ * the same number: the window is the old QP's, not the number's.
+ */
+static void mw_type2_bound_to_qp_not_number(struct kunit *test)
+{
+	struct sroce_qp *old = kunit_kzalloc(test, sizeof(*old), GFP_KERNEL);
+	struct sroce_qp *new = kunit_kzalloc(test, sizeof(*new), GFP_KERNEL);
+	struct sroce_mr *mw = add_mr(test), *got;
+	struct ib_pd pd;
+	struct sroce_mr parent = user_mr(&pd, 0x1000, 0x1000,
+					 IB_ACCESS_REMOTE_WRITE |
+					 IB_ACCESS_LOCAL_WRITE);
+
+	KUNIT_ASSERT_NOT_NULL(test, old);
+	KUNIT_ASSERT_NOT_NULL(test, new);
+	refcount_set(&parent.ref, 1);
+	init_completion(&parent.done);
+	atomic_set(&parent.nr_mw, 1);
+	old->ibqp.qp_num = 0x42;
+	old->ibqp.pd = &pd;
+	old->serial = 7;
+	new->ibqp.qp_num = 0x42;
+	new->ibqp.pd = &pd;
+	new->serial = 8;
+
+	spin_lock_init(&mw->mw_lock);
+	mw->type = SROCE_MR_MW;
+	mw->mw_type = IB_MW_TYPE_2;
+	mw->pd = &pd;
+	mw->parent = &parent;
+	mw->iova = 0x1000;
+	mw->length = 0x100;
+	mw->access = IB_ACCESS_REMOTE_WRITE;
+	mw->mw_qp = old->serial;
+	mw->valid = true;
+
+	got = sroce_mw_get_mr(sroce_mr_lookup(test->priv, mw->key),
+			      &new->ibqp, mw->key, 0x1000, 8,
+			      IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_NULL(test, got);
+	KUNIT_EXPECT_EQ(test, sroce_mw_invalidate(mw, &pd, &new->ibqp),
+			-EINVAL);
+
+	got = sroce_mw_get_mr(sroce_mr_lookup(test->priv, mw->key),
+			      &old->ibqp, mw->key, 0x1000, 8,
+			      IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_PTR_EQ(test, got, &parent);
+	if (got)
+		sroce_mr_put(got);
+	KUNIT_EXPECT_EQ(test, sroce_mw_invalidate(mw, &pd, &old->ibqp), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&parent.nr_mw), 0);
+	del_mr(test, mw);
 }
 
 static void check_range_edges(struct kunit *test)
@@ -486,6 +611,8 @@ static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(index_reuse_is_cyclic),
 	KUNIT_CASE(count_bounded),
 	KUNIT_CASE(del_waits_for_users),
+	KUNIT_CASE(invalidate_waits_for_copies),
+	KUNIT_CASE(mw_type2_bound_to_qp_not_number),
 	KUNIT_CASE(check_range_edges),
 	KUNIT_CASE(check_range_at_top),
 	KUNIT_CASE(check_dma_mr),

@@ -39,6 +39,27 @@ TIME_SCALE = float(os.environ.get("SROCE_TIME_SCALE") or 1)
 # Requests are answered by the agent within their own timeout; past this extra
 # margin the agent (or the guest) is taken to be hung.
 REPLY_MARGIN = 30.0
+# vCPUs per guest for a whole run (SROCE_SMP=2): see smp_args().
+SMP = int(os.environ.get("SROCE_SMP") or 1)
+
+
+def smp_args(smp):
+    """QEMU's and the guest kernel's arguments for @smp vCPUs.
+
+    One vCPU is plain TCG. More run one host thread per vCPU (MTTCG,
+    thread=multi), so that the requester, the responder, workers, timers
+    and processes really run in parallel. Under TCG the vCPUs' TSCs drift
+    apart: the kernel's TSC watchdog then marks the TSC unstable and falls
+    back to the HPET (a trap per clock read), which spoils perftest's
+    clock calibration. tsc=reliable keeps the TSC as the clocksource (no
+    watchdog, no synchronisation check); measured in
+    tools/testing/bench/README.md.
+    Returns (QEMU arguments, kernel command line words).
+    """
+    if smp == 1:
+        return ["-accel", "tcg", "-smp", "1"], []
+    return (["-accel", "tcg,thread=multi", "-smp", str(smp)],
+            ["tsc=reliable"])
 
 
 class GuestError(Exception):
@@ -207,7 +228,7 @@ class Guest:
     netdev = "eth0"
 
     def __init__(self, name, index, logdir, rundir, link, link_server, top=TOP,
-                 mem_mb=1024, log=print):
+                 mem_mb=1024, log=print, smp=1):
         self.name, self.index = name, index
         self.hostname = f"sroce-{name}"
         self.ip = f"10.77.0.{index}"
@@ -216,6 +237,7 @@ class Guest:
         self.logdir, self.rundir, self.top = logdir, rundir, top
         self.link, self.link_server = link, link_server
         self.mem_mb = mem_mb
+        self.smp = smp
         self.log = log
         self.ctl_path = os.path.join(rundir, f"{name}.ctl")
         self.boots = 0
@@ -242,10 +264,12 @@ class Guest:
         abi = guest_abi()
         append = ["console=ttyS0", "panic=-1", f"benchtop={self.top}", f"benchrole={self.name}",
                   f"benchguest={GUEST_NAME}"]
+        qemu_smp, kernel_smp = smp_args(self.smp)
+        append += kernel_smp
         stream = (f"stream,id=n0,server={'on' if self.link_server else 'off'},"
                   f"addr.type=unix,addr.path={self.link}")
         return [
-            QEMU, "-machine", "q35", "-accel", "tcg", "-cpu", "qemu64", "-smp", "1",
+            QEMU, "-machine", "q35", *qemu_smp, "-cpu", "qemu64",
             "-m", str(self.mem_mb), "-nodefaults", "-no-user-config",
             "-display", "none", "-no-reboot",
             "-kernel", os.path.join(GUEST_DIR, "kernel", "boot", f"vmlinux-{abi}"),
@@ -610,16 +634,17 @@ class Bench:
     start()/stop(). The guest tests get it as the `bench` fixture
     (tools/testing/guest/conftest.py)."""
 
-    def __init__(self, driver="sroce", logdir=None, top=TOP, log=print):
+    def __init__(self, driver="sroce", logdir=None, top=TOP, log=print, smp=SMP):
         if driver not in ("sroce", "rxe"):
             raise ValueError(f"driver must be sroce or rxe, not {driver!r}")
         self.driver, self.top, self.log = driver, top, log
+        self.smp = smp
         self.logdir = logdir or os.path.join(BUILD, "logs", time.strftime("%Y%m%d-%H%M%S"))
         os.makedirs(self.logdir, exist_ok=True)
         self.rundir = self._make_rundir()
         link = os.path.join(self.rundir, "link.sock")
-        self.a = Guest("a", 1, self.logdir, self.rundir, link, True, top, log=log)
-        self.b = Guest("b", 2, self.logdir, self.rundir, link, False, top, log=log)
+        self.a = Guest("a", 1, self.logdir, self.rundir, link, True, top, log=log, smp=smp)
+        self.b = Guest("b", 2, self.logdir, self.rundir, link, False, top, log=log, smp=smp)
         self.guests = (self.a, self.b)
 
     @staticmethod
@@ -674,7 +699,7 @@ class Bench:
             bad = offending(boot_log)
             for r in bad:
                 self.log(f"warning: boot log: [{g.name}] <{r['level']}> {r['text']}")
-        self.log(f"guests {'+'.join(g.name for g in guests)} ready in "
+        self.log(f"guests {'+'.join(g.name for g in guests)} ({self.smp} vCPU) ready in "
                  f"{time.monotonic() - t0:.1f}s")
 
     def reboot(self, guest, timeout=180):

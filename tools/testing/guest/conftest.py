@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """The guest tests' fixtures and rules, for pytest.
 
-- `bench` (session): the two guests, booted once for the run
-  (tools/testing/bench/guests.py), stopped at its end.
+- `bench`: the two guests (tools/testing/bench/guests.py), booted once
+  for the run and stopped at its end; a test marked smp(N) gets a pair
+  with N vCPUs per guest instead (one pair is up at a time), SROCE_SMP=N
+  gives every test N.
 - `_reset_and_gate` (autouse): after every test both guests go back to
   their post-boot state and their new kernel log records pass the gate
   (tools/testing/bench/kmsg_gate.py), kmemleak (on a debug kernel,
@@ -26,7 +28,7 @@ import time
 
 import pytest
 
-from tools.testing.bench.guests import (TIME_SCALE, TOP, Bench, GuestError,
+from tools.testing.bench.guests import (SMP, TIME_SCALE, TOP, Bench, GuestError,
                                        install_signal_handlers)
 from tools.testing.bench.kmsg_gate import format_record, reports
 from tools.testing.bench.lib import perftest
@@ -124,6 +126,18 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+    # Tests on guests with another vCPU count go last, grouped by count:
+    # one pair is up at a time, and each switch costs a boot.
+    items.sort(key=lambda item: smp_wanted(item) != SMP and smp_wanted(item))
+
+
+def smp_wanted(item):
+    """vCPUs per guest for @item: its smp(N) marker's (default 2), else
+    SROCE_SMP's."""
+    marker = item.get_closest_marker("smp")
+    if not marker:
+        return SMP
+    return marker.args[0] if marker.args else 2
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -159,29 +173,61 @@ def pytest_runtest_logreport(report):
         r["result"], r["detail"] = "skip", report.longrepr[2]
 
 
+class Pairs:
+    """The one pair of guests up at a time (the host has two cores): booted
+    for the first test that needs it, and replaced by a pair with another
+    vCPU count when a test asks for one (the smp marker), SROCE_SMP's
+    otherwise."""
+
+    def __init__(self, request):
+        self.request = request
+        self.current = None
+
+    def get(self, smp):
+        if self.current is not None and self.current.smp == smp:
+            return self.current
+        self.stop()
+        run = _run
+        driver = self.request.config.getoption("driver")
+        run.open()
+        install_signal_handlers()
+        run.log(f"driver: {driver}; {smp} vCPU per guest; logs: "
+                f"{os.path.relpath(run.logdir, TOP)}")
+        b = Bench(driver, logdir=run.logdir, log=run.log, smp=smp)
+        try:
+            b.start()
+        except BaseException:
+            for g in b.guests:
+                g.kill()
+            b.stop()
+            raise
+        self.current = b
+        return b
+
+    def stop(self):
+        if self.current is not None:
+            self.current.stop()
+            self.current = None
+
+
 @pytest.fixture(scope="session")
-def bench(request):
-    """The pair of guests, booted once for the run (and with every guest
-    test skipped, never)."""
-    run = _run
-    driver = request.config.getoption("driver")
-    run.open()
-    install_signal_handlers()
-    run.log(f"driver: {driver}; logs: {os.path.relpath(run.logdir, TOP)}")
-    b = Bench(driver, logdir=run.logdir, log=run.log)
-    try:
-        b.start()
-    except BaseException:
-        for g in b.guests:
-            g.kill()
-        b.stop()
-        raise
-    yield b
-    if request.config.getoption("keep"):
+def _pairs(request):
+    pairs = Pairs(request)
+    yield pairs
+    if pairs.current is not None and request.config.getoption("keep"):
         capman = request.config.pluginmanager.getplugin("capturemanager")
         with capman.global_and_fixture_disabled():
-            shell(b)
-    b.stop()
+            shell(pairs.current)
+    pairs.stop()
+
+
+@pytest.fixture
+def bench(request, _pairs):
+    """The pair of guests (and with every guest test skipped, none is
+    booted): one vCPU each, or SROCE_SMP's count for the whole run; a test
+    marked smp(N) (default 2) gets a pair with N vCPUs each, which stays up
+    for the tests after it that want the same."""
+    return _pairs.get(smp_wanted(request.node))
 
 
 @pytest.fixture(autouse=True)

@@ -122,6 +122,19 @@ def test_rc_many_qps_share_counters(bench):
     assert n["fetch_add"] == 8 * 4 * 4 and n["exact"], n
 
 
+@pytest.mark.smp(2)
+def test_rc_many_qps_two_vcpus(bench):
+    """The same on guests with two vCPUs each (MTTCG): requesters,
+    responders, completions and both processes' threads really run at
+    once. The guests keep the TSC as their clocksource (tsc=reliable,
+    tools/testing/bench/guests.py), which perftest's calibration needs."""
+    for g in bench.guests:
+        assert g.run("nproc").out.strip() == "2"
+        clock = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+        assert g.run(f"cat {clock}").out.strip() == "tsc"
+    n = integrity(bench, "-q 4 -n 4 -S 1,4097,65536")
+    assert n["fetch_add"] == 4 * 4 * 4 and n["exact"], n
+
 def test_uc(bench):
     """UC: Write, Write with Immediate and Send only."""
     n = integrity(bench, "-u -q 2 -n 12")
