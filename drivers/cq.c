@@ -10,8 +10,10 @@
  * index, the arm flags) is read once, checked, and never trusted as an
  * index or a size.
  */
+#include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/spinlock.h>
+#include <rdma/ib_user_verbs.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
 #include <rdma/uverbs_ioctl.h>
@@ -148,6 +150,7 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 {
 	bool report = false, fire = false;
 	struct sroce_queue *q = &cq->queue;
+	struct sroce_cqe *entry;
 	unsigned long flags;
 	u32 cons, pending;
 	int err = 0;
@@ -165,7 +168,10 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 		goto unlock;
 	}
 
-	memcpy(sroce_queue_at(q, cq->prod), cqe, sizeof(*cqe));
+	entry = sroce_queue_at(q, cq->prod);
+	memcpy(entry, cqe, sizeof(*cqe));
+	if (cq->timestamp)
+		entry->timestamp = ktime_get_real_ns();
 	cq->prod++;
 	/* The entry is whole before the consumer can see it counted. */
 	smp_store_release(&q->hdr->prod, cq->prod);
@@ -226,7 +232,13 @@ static int sroce_create_cq(struct ib_cq *ibcq,
 	struct sroce_cq *cq = to_scq(ibcq);
 	int err;
 
-	if (attr->flags)
+	/*
+	 * A completion timestamp is the wall-clock time the kernel wrote the
+	 * entry, which only a process can ask for: a kernel consumer's
+	 * ib_wc has no field for it.
+	 */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION ||
+	    (attr->flags && !udata))
 		return -EOPNOTSUPP;
 	if (!attr->cqe || attr->cqe > SROCE_MAX_CQE)
 		return -EINVAL;
@@ -250,6 +262,7 @@ static int sroce_create_cq(struct ib_cq *ibcq,
 		return 0;
 	}
 
+	cq->timestamp = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
 	err = sroce_cq_share(&cq->queue, udata, &resp.cq);
 	if (err)
 		goto err_fini;

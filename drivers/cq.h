@@ -23,6 +23,8 @@
  *	completions were lost, so, as on hardware, the CQ stays in error and
  *	accepts no entry after that
  * @kernel: a kernel consumer's CQ, polled with poll_cq
+ * @timestamp: each entry gets the wall-clock time it was written, as the
+ *	process asked with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION
  * @notify_work: runs a kernel CQ's completion handler (see sroce_cq_post())
  * @error_work: runs a kernel CQ's event handler for IB_EVENT_CQ_ERR
  */
@@ -34,6 +36,7 @@ struct sroce_cq {
 	u32 capacity;
 	bool error;
 	bool kernel;
+	bool timestamp;
 	struct work_struct notify_work;
 	struct work_struct error_work;
 };

@@ -26,6 +26,8 @@
  *	arm flags
  * @cur: the entry the extended API's read_*() calls look at, or NULL
  * @cur_idx: its index
+ * @parent_domain: the parent domain the CQ was created with, held until
+ *	it is destroyed, or NULL
  */
 struct sroce_cq {
 	struct verbs_cq vcq;
@@ -33,6 +35,7 @@ struct sroce_cq {
 	struct sroce_uqueue queue;
 	const struct sroce_cqe *cur;
 	uint32_t cur_idx;
+	struct sroce_pd *parent_domain;
 };
 
 static struct sroce_cq *to_scq(struct ibv_cq *ibcq)
@@ -124,6 +127,7 @@ static int sroce_destroy_cq(struct ibv_cq *ibcq)
 
 	sroce_uqueue_unmap(&cq->queue);
 	pthread_spin_destroy(&cq->lock);
+	sroce_parent_domain_put(cq->parent_domain);
 	free(cq);
 	return 0;
 }
@@ -343,6 +347,12 @@ static uint8_t sroce_read_dlid_path_bits(struct ibv_cq_ex *ibcqx)
 	return 0;
 }
 
+/* Written by the kernel as it posted the entry (sroce-abi.h). */
+static uint64_t sroce_read_completion_wallclock_ns(struct ibv_cq_ex *ibcqx)
+{
+	return sroce_cq_cur(ibcqx)->timestamp;
+}
+
 static void sroce_cq_ex_init(struct sroce_cq *cq)
 {
 	struct ibv_cq_ex *x = &cq->vcq.cq_ex;
@@ -360,21 +370,36 @@ static void sroce_cq_ex_init(struct sroce_cq *cq)
 	x->read_slid = sroce_read_slid;
 	x->read_sl = sroce_read_sl;
 	x->read_dlid_path_bits = sroce_read_dlid_path_bits;
+	x->read_completion_wallclock_ns = sroce_read_completion_wallclock_ns;
 }
 
 /*
  * What the extended create may ask for: the standard completion fields
- * (sroce keeps no timestamps), and no flag but the single-threaded hint,
- * which changes nothing here.
+ * and the wall-clock time the kernel wrote the entry. Not the device-clock
+ * timestamp: a software device has no clock of its own to count in
+ * (query_device_ex reports no hca_core_clock), and a wall-clock time
+ * passed off as one would mislead. No flag but the single-threaded hint,
+ * which changes nothing here; and a parent domain, which the CQ holds
+ * while it lives.
  */
-static int sroce_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)
+#define SROCE_CQ_WC_FLAGS	((uint64_t)IBV_WC_STANDARD_FLAGS | \
+				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+
+static int sroce_cq_ex_check(struct ibv_context *ibctx,
+			     const struct ibv_cq_init_attr_ex *attr)
 {
-	if (attr->wc_flags & ~(uint64_t)IBV_WC_STANDARD_FLAGS ||
-	    attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS)
+	if (attr->wc_flags & ~SROCE_CQ_WC_FLAGS ||
+	    attr->comp_mask & ~(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+				IBV_CQ_INIT_ATTR_MASK_PD))
 		return EOPNOTSUPP;
 	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
 	    attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED)
 		return EOPNOTSUPP;
+	/* Only a parent domain may be given, as in every provider. */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD &&
+	    (!attr->parent_domain || attr->parent_domain->context != ibctx ||
+	     !to_spd(attr->parent_domain)->protection_domain))
+		return EINVAL;
 	return 0;
 }
 
@@ -386,7 +411,7 @@ static struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ibctx,
 	struct sroce_cq *cq;
 	int ret;
 
-	ret = sroce_cq_ex_check(attr);
+	ret = sroce_cq_ex_check(ibctx, attr);
 	if (ret) {
 		errno = ret;
 		return NULL;
@@ -396,6 +421,7 @@ static struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ibctx,
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* The wall-clock flag asks the kernel for the timestamp. */
 	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd, sizeof(cmd),
 				   &resp.ibv_resp, sizeof(resp), 0);
 	if (!ret)
@@ -406,6 +432,9 @@ static struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 	sroce_cq_ex_init(cq);
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
+		cq->parent_domain =
+			sroce_parent_domain_get(attr->parent_domain);
 	return &cq->vcq.cq_ex;
 }
 

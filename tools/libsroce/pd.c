@@ -1,6 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libsroce: protection domains.
+ * libsroce: protection domains and parent domains.
+ *
+ * A parent domain is a userspace object only: an ibv_pd that carries the
+ * kernel handle of the PD it was made from, so that every verb taking a
+ * PD (QP, SRQ, MR, MW, AH) works on it unchanged and the kernel sees the
+ * underlying PD. What it adds is the application's memory allocators and
+ * its pd_context.
+ *
+ * Those allocators are for the buffers a provider owns and hands the
+ * device. libsroce owns none: every ring (send, receive, SRQ, CQ) is
+ * kernel memory the process maps (sroce-abi.h), because the kernel must
+ * be able to check and use it without trusting the process. So libsroce
+ * keeps the allocators and never calls them; the provider's own
+ * bookkeeping (the structures behind each object) stays on malloc, as
+ * for any PD.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,15 +23,11 @@
 
 #include "sroce.h"
 
-/*
- * A PD needs no userspace state beyond what libibverbs keeps in struct
- * ibv_pd: the kernel object behind its handle is the whole PD.
- */
 static struct ibv_pd *sroce_alloc_pd(struct ibv_context *ibctx)
 {
 	struct ib_uverbs_alloc_pd_resp resp = {};
 	struct ibv_alloc_pd cmd = {};
-	struct ibv_pd *pd;
+	struct sroce_pd *pd;
 	int ret;
 
 	pd = calloc(1, sizeof(*pd));
@@ -26,22 +36,83 @@ static struct ibv_pd *sroce_alloc_pd(struct ibv_context *ibctx)
 		return NULL;
 	}
 
-	ret = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+	ret = ibv_cmd_alloc_pd(ibctx, &pd->ibv_pd, &cmd, sizeof(cmd), &resp,
 			       sizeof(resp));
 	if (ret) {
 		free(pd);
 		errno = ret;
 		return NULL;
 	}
-	return pd;
+	return &pd->ibv_pd;
 }
 
-static int sroce_dealloc_pd(struct ibv_pd *pd)
+/*
+ * Only a plain PD can be a parent domain's: a parent domain of a parent
+ * domain would be the same PD under two sets of allocators.
+ */
+static struct ibv_pd *
+sroce_alloc_parent_domain(struct ibv_context *ibctx,
+			  struct ibv_parent_domain_init_attr *attr)
 {
+	const uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	struct sroce_pd *under, *pd;
+
+	if (ibv_check_alloc_parent_domain(attr))
+		return NULL;
+	under = to_spd(attr->pd);
+	if (attr->pd->context != ibctx || under->protection_domain) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* sroce has no thread domains: ibv_alloc_td() cannot have made one. */
+	if (attr->comp_mask & ~known || attr->td) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS &&
+	    (!attr->alloc || !attr->free)) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ibv_initialize_parent_domain(&pd->ibv_pd, &under->ibv_pd);
+	pd->protection_domain = under;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	__atomic_fetch_add(&under->users, 1, __ATOMIC_RELAXED);
+	return &pd->ibv_pd;
+}
+
+/*
+ * A PD in use by a parent domain, or a parent domain in use by a CQ,
+ * stays (EBUSY), as a PD that QPs use does in the kernel.
+ */
+static int sroce_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct sroce_pd *pd = to_spd(ibpd);
 	int ret;
 
+	if (__atomic_load_n(&pd->users, __ATOMIC_RELAXED))
+		return EBUSY;
+	if (pd->protection_domain) {
+		__atomic_fetch_sub(&pd->protection_domain->users, 1,
+				   __ATOMIC_RELAXED);
+		free(pd);
+		return 0;
+	}
+
 	/* On failure the PD is still live in the kernel: keep it. */
-	ret = ibv_cmd_dealloc_pd(pd);
+	ret = ibv_cmd_dealloc_pd(ibpd);
 	if (ret)
 		return ret;
 
@@ -49,7 +120,31 @@ static int sroce_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
+/**
+ * sroce_parent_domain_get() - take a reference on a parent domain
+ * @ibpd: what the application passed as one
+ *
+ * Return: the parent domain, which cannot be deallocated until
+ * sroce_parent_domain_put(), or NULL if @ibpd is a plain PD.
+ */
+struct sroce_pd *sroce_parent_domain_get(struct ibv_pd *ibpd)
+{
+	struct sroce_pd *pd = to_spd(ibpd);
+
+	if (!pd->protection_domain)
+		return NULL;
+	__atomic_fetch_add(&pd->users, 1, __ATOMIC_RELAXED);
+	return pd;
+}
+
+void sroce_parent_domain_put(struct sroce_pd *pd)
+{
+	if (pd)
+		__atomic_fetch_sub(&pd->users, 1, __ATOMIC_RELAXED);
+}
+
 const struct verbs_context_ops sroce_pd_ops = {
 	.alloc_pd = sroce_alloc_pd,
+	.alloc_parent_domain = sroce_alloc_parent_domain,
 	.dealloc_pd = sroce_dealloc_pd,
 };

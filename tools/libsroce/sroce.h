@@ -23,6 +23,36 @@ static inline struct sroce_context *to_sctx(struct ibv_context *ibctx)
 }
 
 /**
+ * struct sroce_pd - a protection domain, or a parent domain of one
+ * @ibv_pd: libibverbs' part; a parent domain's carries its PD's handle
+ * @protection_domain: for a parent domain, the PD it stands for; NULL for
+ *	a PD
+ * @users: parent domains of this PD, or CQs made with this parent domain;
+ *	while there are any, it is not deallocated
+ * @alloc: the application's allocator of a parent domain, or NULL
+ * @free: its counterpart
+ * @pd_context: what the application gave for its allocators
+ */
+struct sroce_pd {
+	struct ibv_pd ibv_pd;
+	struct sroce_pd *protection_domain;
+	unsigned int users;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
+};
+
+static inline struct sroce_pd *to_spd(struct ibv_pd *ibpd)
+{
+	return container_of(ibpd, struct sroce_pd, ibv_pd);
+}
+
+struct sroce_pd *sroce_parent_domain_get(struct ibv_pd *ibpd);
+void sroce_parent_domain_put(struct sroce_pd *pd);
+
+/**
  * struct sroce_uqueue - a ring shared with the kernel (see sroce-abi.h)
  * @hdr: the mapping; the entries follow SROCE_QUEUE_HDR_BYTES in
  * @map_bytes: length of the mapping

@@ -166,7 +166,9 @@ struct sroce_recv_wqe {
  * the kernel's enum ib_wc_status and ib_wc_opcode values (libibverbs'
  * enums give them the same numbers) and @wc_flags the SROCE_WC_* bits
  * below, which are the kernel's IB_WC_* flags: libibverbs numbers some of
- * those differently, so libsroce translates them.
+ * those differently, so libsroce translates them. @timestamp is the
+ * kernel's CLOCK_REALTIME in nanoseconds when it wrote the entry, on a CQ
+ * created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION; 0 on any other.
  */
 struct sroce_cqe {
 	__aligned_u64 wr_id;
@@ -187,7 +189,8 @@ struct sroce_cqe {
 	__u8 smac[6];
 	__u8 port_num;
 	__u8 reserved0;
-	__u32 reserved1[3];
+	__u32 reserved1;
+	__aligned_u64 timestamp;
 };
 
 #define SROCE_WC_GRH			(1U << 0)

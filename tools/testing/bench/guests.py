@@ -32,6 +32,10 @@ GUEST_NAME = os.environ.get("SROCE_GUEST") or "guest"
 GUEST_DIR = os.path.join(BUILD, GUEST_NAME)
 QEMU = "qemu-system-x86_64"
 PORT_NAME = "org.sroce.ctl"
+# 2 MiB huge pages each guest reserves at boot (8 MiB of its 1 GiB): a
+# pyverbs huge-page test maps one per player, two players at a time, and
+# one more for a user buffer.
+HUGEPAGES = 4
 # A debug kernel (scripts/kernel debug guest) runs several times slower
 # than Debian's: SROCE_TIME_SCALE multiplies every bound the bench sets on
 # the guests (boot, commands, jobs, waits) and the tests' time limits.
@@ -263,7 +267,7 @@ class Guest:
     def qemu_cmdline(self):
         abi = guest_abi()
         append = ["console=ttyS0", "panic=-1", f"benchtop={self.top}", f"benchrole={self.name}",
-                  f"benchguest={GUEST_NAME}"]
+                  f"benchguest={GUEST_NAME}", f"hugepages={HUGEPAGES}"]
         qemu_smp, kernel_smp = smp_args(self.smp)
         append += kernel_smp
         stream = (f"stream,id=n0,server={'on' if self.link_server else 'off'},"
