@@ -9,13 +9,12 @@ ib_atomic_bw and ib_atomic_lat, RC only) runs in all 8 environments
   {IPv4, IPv6 GID} x {MTU 1500 (IB MTU 1024), 9000 (IB MTU 4096)}
   x {across the link (server on B, client on A), loopback (both on A)}
 so every program x connection x environment combination runs. Each combo
-runs with `-a` (every size, 2 B to 8 MiB) in two environments that differ
-in all three dimensions (e.g. IPv4/1500/link and IPv6/9000/loopback), so
-each program x connection meets every value of every dimension with all
-sizes; combos take turns over the four such pairs so each environment
-gets `-a` runs (latency tests keep theirs away from the slowest one,
-across the link at MTU 1500, and meet MTU 1500 in loopback). In its
-other six environments a combo runs one size, a different one each time,
+runs with `-a` (every size, 2 B to 8 MiB) in one environment, combos
+taking turns so that each environment gets `-a` runs (latency tests keep
+theirs away from the slowest ones, across the link at MTU 1500; send and
+write with RC and UC between them still meet every value of every
+dimension with all sizes); `make perftest-full` runs `-a` everywhere. In its
+other seven environments a combo runs one size, a different one each time,
 chosen not to be a multiple of the MTU (one byte, under one packet, just
 over one and several packets, 1 MB). Atomics have one size (8 bytes)
 and alternate FETCH_AND_ADD and CMP_AND_SWAP so that each meets every
@@ -87,13 +86,13 @@ COMBOS = [(p, c) for p in ("ib_send_bw", "ib_write_bw", "ib_read_bw",
 # Environment e = (ip, mtu, where); index bits: 1 = IPv6, 2 = 9000, 4 = loopback.
 ENVS = [(("v4", "v6")[e & 1], (1500, 9000)[e >> 1 & 1], ("link", "loop")[e >> 2 & 1])
         for e in range(8)]
-# The two environments of each combo's -a runs: a pair of environments
-# that differ in every dimension, (e, 7 - e). Latency tests at all sizes
-# take longest across the link at MTU 1500 (an 8 MiB round trip takes
-# seconds there), so theirs are the pairs without it, 2 and 3; bandwidth
-# tests take pairs 0 and 1. Every environment still has -a runs.
-PAIRS = [(p, 7 - p) for p in (0, 1, 1, 0, 0,  # send_bw RC, UC, write_bw RC, UC, read_bw
-                              2, 3, 3, 2, 2)]  # send_lat RC, UC, write_lat RC, UC, read_lat
+# The environment of each combo's -a run (the full matrix runs -a in all
+# eight). Latency tests at all sizes take longest across the link at MTU
+# 1500 (an 8 MiB round trip takes seconds there), so theirs are among
+# 2-5; bandwidth tests take 0, 1, 6 and 7. Every environment still has -a
+# runs: bandwidth 0, 7, 1, 6, 0 and latency 2, 5, 3, 4, 2.
+PAIRS = [(e,) for e in (0, 7, 1, 6, 0,  # send_bw RC, UC, write_bw RC, UC, read_bw
+                        2, 5, 3, 4, 2)]  # send_lat RC, UC, write_lat RC, UC, read_lat
 # Single sizes for the runs without -a.
 SIZES = [1, 100, 1025, 4097, 12345, 65537, 1000000]
 
