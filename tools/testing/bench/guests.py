@@ -604,7 +604,11 @@ if [ -e "$1" ]; then
         rdma link delete "$dev" 2>/dev/null || true
     done
 fi
-# A qdisc a test added goes first: the packets it holds keep the module in.
+# The MTU first: deleting a test's root qdisc brings a new default one,
+# and fq_codel sizes its quantum from the MTU it is made at.
+read -r mtu < /sys/class/net/eth0/mtu
+[ "$mtu" = 1500 ] || ip link set eth0 mtu 1500 || true
+# A qdisc a test added goes next: the packets it holds keep the module in.
 printf 'qdisc del dev eth0 root\nqdisc del dev eth0 ingress\n' |
     tc -force -batch - 2>/dev/null || true
 for m in sroce rdma_rxe; do

@@ -106,3 +106,19 @@ def test_perf_smoke(bench):
     assert got[("tcp", "tcp")]["iperf3"]["bytes"] > 0
     assert got[(bench.driver, "ib_write_bw 64 KiB")]["counters"]["rdma_retransmits"] >= 0
 test_perf_smoke.TIMEOUT = 300
+
+
+def test_reset_after_jumbo_mtu_restores_default_qdisc(bench):
+    """The reset puts the MTU back before it replaces the root qdisc: the
+    default fq_codel sizes its quantum from the MTU it is made at, and a
+    test after an MTU 9000 one must not run with a 9014-byte quantum."""
+    a = bench.a
+    show = "tc qdisc show dev eth0 root"
+    a.run("ip link set eth0 mtu 1500 && { tc qdisc del dev eth0 root || true; }")
+    want = a.run(show).out
+    assert "quantum 1514 " in want, want
+    # A test at MTU 9000 with a qdisc of its own (the default cannot be
+    # deleted, so only a configured one brings a new default back).
+    a.run("ip link set eth0 mtu 9000 && tc qdisc add dev eth0 root pfifo")
+    bench.reset(a)
+    assert a.run(show).out == want
