@@ -51,6 +51,29 @@ static inline void die(const char *fmt, ...)
 	exit(1);
 }
 
+/* Named checks, a line each; the program fails if any did. */
+static unsigned int checks_failed;
+
+#ifndef CHECK_WIDTH
+#define CHECK_WIDTH	24
+#endif
+
+static inline bool check(const char *name, bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%-*s %s", CHECK_WIDTH, name, ok ? "ok" : "FAILED");
+	if (!ok && fmt) {
+		fputs(": ", stdout);
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+	}
+	putchar('\n');
+	checks_failed += !ok;
+	return ok;
+}
+
 static inline void on_alarm(int sig)
 {
 	static const char msg[] = TOOL ": timed out\n";

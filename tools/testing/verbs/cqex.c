@@ -29,6 +29,7 @@
 #include <time.h>
 
 #define TOOL "sroce-cqex"
+#define CHECK_WIDTH	28
 #include "common.h"
 
 #define LEN		100
@@ -82,25 +83,8 @@ static struct {
 	struct ibv_mr *mr;
 	uint8_t buf[4096];
 	struct side me, peer;
-	unsigned int failed;
 	unsigned int allocs;
 } g;
-
-static bool check(const char *name, bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%-28s %s", name, ok ? "ok" : "FAILED");
-	if (!ok && fmt) {
-		fputs(": ", stdout);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-	}
-	putchar('\n');
-	g.failed += !ok;
-	return ok;
-}
 
 static uint64_t now_ns(void)
 {
@@ -582,6 +566,6 @@ int main(int argc, char **argv)
 	traffic();
 	oob_sync(3, false);
 	teardown();
-	printf(TOOL ": %s\n", g.failed ? "FAILED" : "OK");
-	return !!g.failed;
+	printf(TOOL ": %s\n", checks_failed ? "FAILED" : "OK");
+	return !!checks_failed;
 }

@@ -36,24 +36,7 @@ static struct {
 	struct ibv_mr *mr;
 	uint64_t buf[512];
 	struct path path;
-	unsigned int failed;
 } g;
-
-static bool check(const char *name, bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%-24s %s", name, ok ? "ok" : "FAILED");
-	if (!ok && fmt) {
-		fputs(": ", stdout);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-	}
-	putchar('\n');
-	g.failed += !ok;
-	return ok;
-}
 
 static struct ibv_qp *make_qp(enum ibv_qp_type type, uint64_t send_ops)
 {
@@ -506,6 +489,6 @@ int main(int argc, char **argv)
 	check_ud_opcodes();
 	check_post_send();
 	check_wr_api();
-	printf(TOOL ": %s\n", g.failed ? "FAILED" : "OK");
-	return !!g.failed;
+	printf(TOOL ": %s\n", checks_failed ? "FAILED" : "OK");
+	return !!checks_failed;
 }
