@@ -75,6 +75,7 @@ struct sroce_swqe {
  * @retry: retries left after a timeout or NAK (from retry_cnt)
  * @rnr_retry: retries left after an RNR NAK (7: infinite)
  * @rnr_wait: an RNR NAK holds sending until @rnr_timer fires
+ * @noack: packets sent since the last that asked for an ACK
  * @wqes: the kernel copies, indexed like the ring, @stride bytes each
  * @stride: bytes per element of @wqes
  * @mtu: path MTU in bytes
@@ -97,6 +98,7 @@ struct sroce_req {
 	u32 max_psn;
 	u32 acked;
 	u32 rd_out;
+	u32 noack;
 	u8 retry;
 	u8 rnr_retry;
 	bool rnr_wait;

@@ -118,6 +118,7 @@ void sroce_req_start(struct sroce_qp *qp)
 	lockdep_assert_held(&qp->sq_lock);
 
 	req->psn = a->sq_psn;
+	req->noack = 0;
 	req->max_psn = a->sq_psn;
 	req->acked = a->sq_psn;
 	req->mtu = sroce_qp_is_ud(qp) ?
@@ -472,11 +473,15 @@ static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	bool ack_req;
 	int err;
 
-	ack_req = rc && (last || (req->psn & (SROCE_ACK_EVERY - 1)) ==
-				 SROCE_ACK_EVERY - 1);
+	/*
+	 * Counted from the last request, not by PSN: a message's first PSN is
+	 * anything, so a PSN rule would ask twice in most 64-packet messages.
+	 */
+	ack_req = rc && (last || req->noack + 1 >= SROCE_ACK_EVERY);
 	err = sroce_req_packet(qp, swqe, op, req->off, len, ack_req);
 	if (err)
 		return err;
+	req->noack = ack_req ? 0 : req->noack + 1;
 	req->psn = sroce_psn_add(req->psn, 1);
 	req->off += len;
 	if (!last)
