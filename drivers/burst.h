@@ -11,8 +11,12 @@
 
 struct sroce_dev;
 
-/* Frames held before the netdev is given them: a doorbell per this many. */
-#define SROCE_BURST_MAX		16
+/*
+ * Frames held before the netdev is given them: a doorbell per this many.
+ * A 64 KiB message at MTU 1024, or what one ACK lets go: about what one
+ * TCP GSO skb hands the driver in one xmit_more run.
+ */
+#define SROCE_BURST_MAX		64
 
 /**
  * struct sroce_burst - finished frames waiting for the netdev

@@ -23,8 +23,12 @@
 #include "qp.h"
 #include "req.h"
 
-/* Packets sent from the softirq an answer arrived in. */
-#define SROCE_COMP_BUDGET	16
+/*
+ * Packets sent from the softirq an answer arrived in: as many as one ACK
+ * opens of the window, so a requester that waited on it goes on without
+ * waking its worker.
+ */
+#define SROCE_COMP_BUDGET	SROCE_ACK_EVERY
 
 /* RNR NAK timer field (9.7.5.2.8, table 45), in microseconds. */
 static const u32 sroce_rnr_usecs[32] = {
