@@ -365,39 +365,19 @@ static void print_usage(void)
 
 int main(int argc, char **argv)
 {
-	const char *dev = NULL, *port = "18518";
-	unsigned int timeout = 60, n, failed = 0;
+	struct tool_opts o = { .port = "18518", .timeout = 60,
+			       .gid_index = -1 };
+	unsigned int n, failed = 0;
 	int opt;
 
-	g.gid_index = -1;
-	while ((opt = getopt(argc, argv, "d:g:p:t:h")) != -1) {
-		switch (opt) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'g':
-			g.gid_index = atoi(optarg);
-			break;
-		case 'p':
-			port = optarg;
-			break;
-		case 't':
-			timeout = atoi(optarg);
-			break;
-		default:
+	while ((opt = getopt(argc, argv, TOOL_OPTS "h")) != -1)
+		if (!tool_opt(&o, opt, optarg))
 			print_usage();
-		}
-	}
-	if (!dev || g.gid_index < 0 || argc - optind > 1)
+	if (!tool_start(&o, argc, argv))
 		print_usage();
-	g.server = optind == argc;
-
-	set_timeout(timeout);
-	if (g.server)
-		oob_listen(port);
-	else
-		oob_connect(argv[optind], port);
-	setup(dev);
+	g.gid_index = o.gid_index;
+	g.server = o.server;
+	setup(o.dev);
 	for (n = 0; n < NCASES; n++) {
 		struct verdict v;
 

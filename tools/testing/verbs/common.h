@@ -224,6 +224,71 @@ static inline void oob_connect(const char *host, const char *port)
 	freeaddrinfo(ai);
 }
 
+/*
+ * The options every two-guest tool takes: -d DEV -g GID_INDEX [-p PORT]
+ * [-t SECONDS] [HOST]. Without HOST the tool is the server.
+ */
+struct tool_opts {
+	const char *dev;
+	const char *port;
+	unsigned int timeout;
+	int gid_index;
+	bool server;
+};
+
+#define TOOL_OPTS "d:g:p:t:"
+
+/* A number in [0, @max] for option -@opt, or the program dies. */
+static inline unsigned long opt_num(char opt, const char *s,
+				    unsigned long max)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end || v > max)
+		die("-%c: %s is not a number up to %lu", opt, s, max);
+	return v;
+}
+
+/* Takes @opt if it is one of TOOL_OPTS; false if it is not. */
+static inline bool tool_opt(struct tool_opts *o, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'd':
+		o->dev = arg;
+		return true;
+	case 'g':
+		o->gid_index = opt_num('g', arg, 0xffff);
+		return true;
+	case 'p':
+		o->port = arg;
+		return true;
+	case 't':
+		o->timeout = opt_num('t', arg, 86400);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * After getopt(): with -d, -g and at most a HOST given, arms the timeout
+ * and meets the peer on the side channel. False: a usage error.
+ */
+static inline bool tool_start(struct tool_opts *o, int argc, char **argv)
+{
+	if (!o->dev || o->gid_index < 0 || argc - optind > 1)
+		return false;
+	o->server = optind == argc;
+	set_timeout(o->timeout);
+	if (o->server)
+		oob_listen(o->port);
+	else
+		oob_connect(argv[optind], o->port);
+	return true;
+}
+
 /* Opens device @name; its port 1's GID @gid_index goes to @gid. */
 static inline struct ibv_context *open_dev(const char *name, int gid_index,
 					   union ibv_gid *gid)

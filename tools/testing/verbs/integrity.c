@@ -211,8 +211,7 @@ static struct {
 	struct lane lane[MAX_QPS];
 	int gid_index;
 	bool server;
-	unsigned int timeout;
-} g = { .timeout = 120 };
+} g;
 
 /* ---- patterns ---------------------------------------------------------- */
 
@@ -1392,25 +1391,15 @@ static unsigned long parse_num(const char *s, unsigned long max)
 
 int main(int argc, char **argv)
 {
-	const char *dev = NULL, *port = "18517";
+	struct tool_opts o = { .port = "18517", .timeout = 120,
+			       .gid_index = -1 };
 	int opt;
 
-	g.gid_index = -1;
 	cfg.seed = mix64(time(NULL) ^ (uint64_t)getpid() << 32);
-	while ((opt = getopt(argc, argv, "d:g:p:t:q:n:S:uAx:h")) != -1) {
+	while ((opt = getopt(argc, argv, TOOL_OPTS "q:n:S:uAx:h")) != -1) {
+		if (tool_opt(&o, opt, optarg))
+			continue;
 		switch (opt) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'g':
-			g.gid_index = parse_num(optarg, 0xffff);
-			break;
-		case 'p':
-			port = optarg;
-			break;
-		case 't':
-			g.timeout = parse_num(optarg, 86400);
-			break;
 		case 'q':
 			cfg.nqp = parse_num(optarg, MAX_QPS);
 			break;
@@ -1434,16 +1423,11 @@ int main(int argc, char **argv)
 			print_usage();
 		}
 	}
-	if (!dev || g.gid_index < 0 || argc - optind > 1)
+	if (!tool_start(&o, argc, argv))
 		print_usage();
-	g.server = optind == argc;
-
-	set_timeout(g.timeout);
-	if (g.server)
-		oob_listen(port);
-	else
-		oob_connect(argv[optind], port);
-	setup(dev);
+	g.gid_index = o.gid_index;
+	g.server = o.server;
+	setup(o.dev);
 	if (!g.server)
 		printf("sroce-integrity: seed %#llx\n",
 		       (unsigned long long)cfg.seed);
