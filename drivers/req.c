@@ -663,6 +663,41 @@ static void sroce_req_drained(struct sroce_qp *qp)
 }
 
 /**
+ * sroce_req_skip_acked() - do not send again what was acknowledged
+ * @qp: the QP
+ * @swqe: the WQE at cur
+ *
+ * After a rewind, an acknowledgment may come for what is about to be sent
+ * again: the timer fired while it was on its way. Go-back-N would repeat
+ * up to a whole window the responder already has, and carry out again the
+ * local WQEs behind the rewound one (a second fast registration of a valid
+ * MR fails, and fails the QP). So a WQE done since is passed over, and a
+ * send or write goes on from its first packet not acknowledged.
+ *
+ * Return: true when @swqe was passed over.
+ */
+static bool sroce_req_skip_acked(struct sroce_qp *qp, struct sroce_swqe *swqe)
+{
+	struct sroce_req *req = &qp->req;
+	u32 n;
+
+	if (swqe->done && swqe->sent) {
+		req->cur++;
+		req->off = 0;
+		return true;
+	}
+	if (!swqe->numbered || swqe->wire_op == SROCE_REQ_LOCAL ||
+	    sroce_msg_is_rd(swqe->wire_op))
+		return false;
+	n = (req->acked - swqe->first_psn) & SROCE_BTH_PSN_MASK;
+	if (sroce_psn_cmp(req->acked, swqe->first_psn) > 0 &&
+	    n * req->mtu > req->off)
+		req->off = min(n, sroce_msg_npkts(swqe->len, req->mtu) - 1) *
+			   req->mtu;
+	return false;
+}
+
+/**
  * sroce_req_run() - send what the send queue holds, within a budget
  * @qp: the QP
  * @budget: turns of the loop at most: a packet sent, a local WQE done, or
@@ -707,6 +742,8 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 			}
 		}
 		swqe = sroce_swqe_at(qp, req->cur);
+		if (sroce_req_skip_acked(qp, swqe))
+			continue;
 		if (swqe->wire_op == SROCE_REQ_LOCAL && !swqe->status &&
 		    !sroce_req_local(qp, swqe)) {
 			stop = SROCE_REQ_BLOCKED;

@@ -7,7 +7,8 @@
  * requests (fast registration and Local Invalidate of one MR, over and
  * over): every run must end within its budget, leaving the rest to the
  * worker. The completer, on an RC QP with one request outstanding: a NAK
- * or RNR NAK for a PSN outside the outstanding window changes nothing.
+ * or RNR NAK for a PSN outside the outstanding window changes nothing, and
+ * an ACK after a rewind sends nothing it covers again.
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
@@ -302,12 +303,54 @@ static void sqd_to_sqd_takes_new_retries(struct kunit *test)
 	KUNIT_EXPECT_GE(test, qp->req.timeout, msecs_to_jiffies(4000));
 }
 
+/*
+ * The retransmit timer fires while the ACK for the one outstanding Send is
+ * on its way; behind the Send, a fast registration was already carried
+ * out. When the ACK comes, neither is done again: no packet of the Send
+ * (the netdev here is full, so a requester that tried would stop at the
+ * Send) and no second registration of the now valid MR (which would fail
+ * the QP).
+ */
+static void acked_wqes_not_sent_again(struct kunit *test)
+{
+	struct req_fixture *fx = rc_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *reg;
+
+	qp->ref = kunit_kzalloc(test, sizeof(*qp->ref), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->ref);
+	atomic_set(&qp->ref->inflight, SROCE_INFLIGHT_HIGH);
+	post_local(fx, 1);
+	reg = sroce_swqe_at(qp, 1);
+	memset(reg, 0, sizeof(*reg));
+	reg->wqe.opcode = IB_WR_REG_MR;
+	reg->wire_op = SROCE_REQ_LOCAL;
+	reg->done = true;
+	reg->sent = true;
+	fx->mr->valid = true;
+	qp->req.head = 2;
+	qp->req.cur = 2;
+
+	spin_lock_bh(&qp->sq_lock);
+	sroce_req_rewind(qp);
+	spin_unlock_bh(&qp->sq_lock);
+	KUNIT_ASSERT_EQ(test, qp->req.cur, 0U);
+
+	answer(fx, OUT_PSN, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 2U);
+	KUNIT_EXPECT_EQ(test, qp->sq.cons, 2U);
+	KUNIT_EXPECT_EQ(test, reg->status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, fx->mr->valid);
+	KUNIT_EXPECT_EQ(test, qp->state, IB_QPS_RTS);
+}
+
 static struct kunit_case req_cases[] = {
 	KUNIT_CASE(local_wqes_spend_budget),
 	KUNIT_CASE(stale_nak_ignored),
 	KUNIT_CASE(outstanding_rnr_nak_acts),
 	KUNIT_CASE(outstanding_nak_fails),
 	KUNIT_CASE(sqd_to_sqd_takes_new_retries),
+	KUNIT_CASE(acked_wqes_not_sent_again),
 	{}
 };
 
