@@ -127,8 +127,6 @@ void sroce_req_start(struct sroce_qp *qp)
 	sroce_req_set_retry(qp);
 }
 
-/* Not an opcode family: a WQE that sends nothing (see sroce_req_local()). */
-#define SROCE_REQ_LOCAL		0xfe
 /* Not an opcode family: a WR opcode this QP may not post. */
 #define SROCE_REQ_BAD_OP	0xff
 

@@ -24,6 +24,12 @@ struct work_struct;
 /* Response packets a read asked for again may ask for at once. */
 #define SROCE_RD_RETRY_PKTS	128
 
+/*
+ * Not an opcode family: the wire_op of a WQE that sends nothing (see
+ * sroce_req_local()).
+ */
+#define SROCE_REQ_LOCAL		0xfe
+
 /* What a run of the requester stopped on. */
 enum sroce_req_stop {
 	SROCE_REQ_IDLE,		/* nothing posted: the doorbell is armed */
