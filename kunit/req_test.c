@@ -337,6 +337,8 @@ static void acked_wqes_not_sent_again(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, qp->req.cur, 0U);
 
 	answer(fx, OUT_PSN, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS);
+	/* It went idle: it did not stop at the Send, waiting to send it. */
+	KUNIT_EXPECT_FALSE(test, qp->req.blocked);
 	KUNIT_EXPECT_EQ(test, qp->req.cur, 2U);
 	KUNIT_EXPECT_EQ(test, qp->sq.cons, 2U);
 	KUNIT_EXPECT_EQ(test, reg->status, IB_WC_SUCCESS);
