@@ -204,6 +204,66 @@ static void sroce_cq_notify_work(struct work_struct *work)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }
 
+/**
+ * sroce_cq_compact() - drop one QP's entries from a ring, keeping the order
+ * @q: the ring
+ * @cons: the consumer index
+ * @prod: the producer index; [@cons, @prod) holds at most @q->slots entries
+ * @qpn: the number of the QP whose entries go
+ *
+ * Walks from the newest entry back to the oldest, moving each entry kept
+ * over the ones dropped so far, as mlx5's CQ clean does: the kept entries
+ * end up at the producer's end, in their order, and the dropped ones'
+ * slots at the consumer's end, which the new consumer index hands back.
+ *
+ * Return: the new consumer index.
+ */
+u32 sroce_cq_compact(struct sroce_queue *q, u32 cons, u32 prod, u32 qpn)
+{
+	struct sroce_cqe *cqe;
+	u32 idx = prod, dropped = 0;
+
+	while (idx != cons) {
+		cqe = sroce_queue_at(q, --idx);
+		if (cqe->qp_num == qpn)
+			dropped++;
+		else if (dropped)
+			memcpy(sroce_queue_at(q, idx + dropped), cqe,
+			       sizeof(*cqe));
+	}
+	return cons + dropped;
+}
+
+/**
+ * sroce_cq_clean() - forget a destroyed QP's completions not yet polled
+ * @cq: a CQ the QP completed into
+ * @qpn: the QP's number
+ *
+ * QP numbers come back (sroce_qpn_alloc()): an entry left behind would be
+ * handed to a kernel consumer with wc->qp set to whichever QP holds the
+ * number by then. The QP's producers have stopped, so none of its entries
+ * can come after this. Only kernel CQs: the kernel never rewrites a ring a
+ * process polls without a lock; libsroce cleans its own CQs the same way
+ * once destroy_qp has returned.
+ *
+ * Context: process; no CQ lock held.
+ */
+void sroce_cq_clean(struct sroce_cq *cq, u32 qpn)
+{
+	unsigned long flags;
+	u32 cons, pending;
+
+	if (!cq->kernel)
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	if (sroce_cq_pending(cq, &cons, &pending)) {
+		cons = sroce_cq_compact(&cq->queue, cons, cq->prod, qpn);
+		/* As poll_cq: the slots go back once their entries moved. */
+		smp_store_release(&cq->queue.hdr->cons, cons);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
 /* Refuses a udata that is not ours: no request, a response that fits. */
 static int sroce_cq_check_udata(struct ib_udata *udata, size_t resp_len)
 {
@@ -419,9 +479,9 @@ static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ib_wc *wc)
 }
 
 /*
- * wc->qp, from the number the CQE carries. A QP destroyed with completions
- * still queued has none: like mlx5, which cleans a destroyed kernel QP's
- * entries out of its CQs, sroce then drops the entry.
+ * wc->qp, from the number the CQE carries. destroy_qp cleans a QP's
+ * entries out of its kernel CQs (sroce_cq_clean()), so the number still
+ * names the QP that completed; an entry of no QP is dropped all the same.
  */
 static struct ib_qp *sroce_cqe_qp(struct ib_cq *ibcq, u32 qpn)
 {

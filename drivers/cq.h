@@ -50,6 +50,8 @@ int sroce_cq_init(struct sroce_cq *cq, u32 cqe);
 void sroce_cq_fini(struct sroce_cq *cq);
 int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 		  bool solicited);
+u32 sroce_cq_compact(struct sroce_queue *q, u32 cons, u32 prod, u32 qpn);
+void sroce_cq_clean(struct sroce_cq *cq, u32 qpn);
 
 extern const struct ib_device_ops sroce_cq_ops;
 

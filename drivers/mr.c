@@ -157,7 +157,23 @@ void sroce_mr_put(struct sroce_mr *mr)
  * references are also held in process context (registration, binds,
  * work-request checks), which a softirq spinning on the same CPU would
  * never let finish.
+ *
+ * A type 2 window's invalidation owes its consumer the same, but the
+ * copies through a window run on the MR it is bound to, and a count on
+ * that MR would make its invalidation wait for every direct access too,
+ * possibly forever. Window users count per CPU instead (see "window users
+ * per CPU" in mw.c): a window, and an MR that may carry one (registered
+ * with IB_ACCESS_MW_BIND, fixed for its life), enter and leave through
+ * sroce_mw_cpu_enter() and sroce_mw_cpu_leave(). A plain user MR, the
+ * perftest case, still pays no atomic and no barrier.
  */
+
+/* May a window be bound to this MR, or is it one? Fixed for its life. */
+static bool sroce_mr_windowed(const struct sroce_mr *mr)
+{
+	return mr->type == SROCE_MR_MW ||
+	       (mr->type == SROCE_MR_USER && mr->access & IB_ACCESS_MW_BIND);
+}
 
 /**
  * sroce_mr_enter() - start using an MR's memory on the data path
@@ -170,8 +186,11 @@ void sroce_mr_put(struct sroce_mr *mr)
  */
 void sroce_mr_enter(struct sroce_mr *mr)
 {
-	if (mr->type != SROCE_MR_FAST)
+	if (mr->type != SROCE_MR_FAST) {
+		if (sroce_mr_windowed(mr))
+			sroce_mw_cpu_enter();
 		return;
+	}
 	lockdep_assert_in_softirq();
 	atomic_inc(&mr->busy);
 	/* Pairs with the xchg() of @valid in sroce_mr_invalidate(). */
@@ -186,8 +205,11 @@ void sroce_mr_enter(struct sroce_mr *mr)
  */
 void sroce_mr_leave(struct sroce_mr *mr)
 {
-	if (mr->type != SROCE_MR_FAST)
+	if (mr->type != SROCE_MR_FAST) {
+		if (sroce_mr_windowed(mr))
+			sroce_mw_cpu_leave();
 		return;
+	}
 	/* The copy is done before an invalidation can see it done. */
 	smp_mb__before_atomic();
 	atomic_dec(&mr->busy);

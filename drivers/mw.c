@@ -7,6 +7,7 @@
  * lookup; the responder turns a window into the MR it is bound to.
  */
 #include <linux/build_bug.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
@@ -29,6 +30,70 @@ static_assert(sizeof(struct sroce_send_wqe) == 64);
  * it. Zero-based windows are not implemented.
  */
 #define SROCE_MW_BIND_ACCESS	(SROCE_MW_ACCESS | IB_ACCESS_LOCAL_WRITE)
+
+/**
+ * DOC: window users per CPU
+ *
+ * An access through a window enters (sroce_mr_enter() of the window)
+ * before it checks the binding under @mw_lock, and leaves
+ * (sroce_mr_leave() of the MR it was given) after its last byte, all with
+ * BH disabled, one MR at a time on a CPU: entries do not nest. Each CPU
+ * counts its entries and its leaves in sroce_mw_seq, odd while it is
+ * inside. A type 2 window's invalidation clears the binding under
+ * @mw_lock, then waits, for each CPU that was inside, until its count
+ * moves on. The lock orders the two sides: an access that found the
+ * binding valid had made its CPU's count odd before releasing the lock the
+ * invalidation took next; one that came after finds it invalid. The wait
+ * ends when the copies running at that moment end, whatever starts later,
+ * so it is as bounded as the fast-registration MR's (see "invalidation
+ * waits for the copies it overtakes" in mr.c), and costs an access a
+ * per-CPU increment instead of an atomic on a shared line.
+ */
+static DEFINE_PER_CPU(unsigned int, sroce_mw_seq);
+
+/**
+ * sroce_mw_cpu_enter() - this CPU starts an access that may go through a
+ *			  window
+ *
+ * Context: softirq or BH disabled, until the matching sroce_mw_cpu_leave().
+ */
+void sroce_mw_cpu_enter(void)
+{
+	lockdep_assert_in_softirq();
+	__this_cpu_inc(sroce_mw_seq);
+}
+
+/**
+ * sroce_mw_cpu_leave() - this CPU's access is done
+ *
+ * Context: where sroce_mw_cpu_enter() was called.
+ */
+void sroce_mw_cpu_leave(void)
+{
+	unsigned int *seq = this_cpu_ptr(&sroce_mw_seq);
+
+	/* The copy is done before an invalidation can see it done. */
+	smp_store_release(seq, *seq + 1);
+}
+
+/*
+ * Waits for the accesses that were under way, on any CPU, when the
+ * window was unbound. Context: not between sroce_mw_cpu_enter() and
+ * sroce_mw_cpu_leave().
+ */
+static void sroce_mw_wait_cpus(void)
+{
+	unsigned int cpu, seq;
+
+	for_each_possible_cpu(cpu) {
+		seq = READ_ONCE(*per_cpu_ptr(&sroce_mw_seq, cpu));
+		if (!(seq & 1))
+			continue;
+		/* Pairs with the release in sroce_mw_cpu_leave(). */
+		while (smp_load_acquire(per_cpu_ptr(&sroce_mw_seq, cpu)) == seq)
+			cpu_relax();
+	}
+}
 
 /* Leaves the window bound to nothing. Context: mw_lock held. */
 static void sroce_mw_unbind_locked(struct sroce_mr *mw)
@@ -169,10 +234,13 @@ static bool sroce_mw_grants(const struct sroce_mr *mw, const struct ib_qp *qp,
  *
  * The window must be valid under exactly @rkey, in @qp's PD, bound to @qp
  * if it is of type 2, grant @access and contain the range (10.6.7.2).
- * The access then proceeds on the MR, as if its own key had been used.
+ * The access then proceeds on the MR, as if its own key had been used,
+ * and ends with sroce_mr_leave() of the MR: an invalidation of the window
+ * waits for it (see "window users per CPU").
  *
- * Context: any.
- * Return: the MR, referenced for the caller, or NULL when refused.
+ * Context: softirq or BH disabled.
+ * Return: the MR, referenced and entered for the caller, or NULL when
+ * refused.
  */
 struct sroce_mr *sroce_mw_get_mr(struct sroce_mr *mw, const struct ib_qp *qp,
 				 u32 rkey, u64 iova, u64 length, u32 access)
@@ -180,6 +248,8 @@ struct sroce_mr *sroce_mw_get_mr(struct sroce_mr *mw, const struct ib_qp *qp,
 	struct sroce_mr *mr = NULL;
 	unsigned long flags;
 
+	/* Before the binding is read: see "window users per CPU". */
+	sroce_mr_enter(mw);
 	spin_lock_irqsave(&mw->mw_lock, flags);
 	/* While bound, the MR cannot be deregistered: its table ref holds. */
 	if (sroce_mw_grants(mw, qp, rkey, iova, length, access) &&
@@ -191,6 +261,8 @@ struct sroce_mr *sroce_mw_get_mr(struct sroce_mr *mw, const struct ib_qp *qp,
 		sroce_mr_put(mr);
 		mr = NULL;
 	}
+	if (!mr)
+		sroce_mr_leave(mw);
 	return mr;
 }
 
@@ -203,9 +275,12 @@ struct sroce_mr *sroce_mw_get_mr(struct sroce_mr *mw, const struct ib_qp *qp,
  *	 Local Invalidate
  *
  * Only a bound type 2 window can be invalidated (o10-37.2.26), and by a
- * peer only through the QP it is bound to.
+ * peer only through the QP it is bound to. Accesses through the window
+ * still copying on other CPUs are waited for: on return none will touch
+ * the MR through it again.
  *
- * Context: any.
+ * Context: softirq or BH disabled, never between sroce_mr_enter() and
+ * sroce_mr_leave().
  * Return: 0, or -EINVAL.
  */
 int sroce_mw_invalidate(struct sroce_mr *mw, const struct ib_pd *pd,
@@ -221,6 +296,8 @@ int sroce_mw_invalidate(struct sroce_mr *mw, const struct ib_pd *pd,
 		err = 0;
 	}
 	spin_unlock_irqrestore(&mw->mw_lock, flags);
+	if (!err)
+		sroce_mw_wait_cpus();
 	return err;
 }
 

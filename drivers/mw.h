@@ -29,6 +29,8 @@ static inline struct sroce_mw *to_smw(struct ib_mw *ibmw)
 int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w);
 struct sroce_mr *sroce_mw_get_mr(struct sroce_mr *mw, const struct ib_qp *qp,
 				 u32 rkey, u64 iova, u64 length, u32 access);
+void sroce_mw_cpu_enter(void);
+void sroce_mw_cpu_leave(void);
 int sroce_mw_invalidate(struct sroce_mr *mw, const struct ib_pd *pd,
 			const struct ib_qp *rqp);
 

@@ -865,6 +865,10 @@ static int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		sroce_mcast_detach_qp(qp);
 	sroce_qp_unpublish(sdev, qp);
 	sroce_qp_fini_runtime(qp);
+	/* Stopped: no completion of the QP's can come after this. */
+	sroce_cq_clean(to_scq(ibqp->send_cq), ibqp->qp_num);
+	if (ibqp->recv_cq != ibqp->send_cq)
+		sroce_cq_clean(to_scq(ibqp->recv_cq), ibqp->qp_num);
 	sroce_qp_free_rings(qp);
 	mutex_destroy(&qp->lock);
 	atomic_dec(&sdev->qp_count);

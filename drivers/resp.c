@@ -209,7 +209,7 @@ static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 	if (!mr)
 		return NULL;
 	if (mr->type == SROCE_MR_MW) {
-		/* Only a user MR carries a window: nothing to enter. */
+		/* The window is entered there, before its binding is read. */
 		return sroce_mw_get_mr(mr, &qp->ibqp, rkey, va, len, access);
 	}
 	sroce_mr_enter(mr);

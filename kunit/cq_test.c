@@ -233,6 +233,101 @@ static void entries_of_gone_qps_dropped(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fx->cq->queue.hdr->cons, fx->cq->prod);
 }
 
+/* A completion of QP @qpn, numbered @wr_id. */
+static int post_for(struct sroce_cq *cq, u32 qpn, u64 wr_id)
+{
+	struct sroce_cqe cqe = {
+		.wr_id = wr_id,
+		.opcode = IB_WC_RECV,
+		.byte_len = (u32)wr_id * 3,
+		.qp_num = qpn,
+	};
+
+	return sroce_cq_post(cq, &cqe, false);
+}
+
+/*
+ * A QP destroyed with completions still queued in a CQ it shares: its
+ * number comes back on a new QP, and a kernel consumer polling the CQ
+ * must not get the old QP's completions credited to the new one. The
+ * clean at destroy_qp removes them; the others stay, in order.
+ */
+static void clean_spares_new_qp_with_same_number(struct kunit *test)
+{
+	struct cq_fixture *fx = cq_fixture(test, 16);
+	const u32 gone = FIXTURE_QPN + 1;
+	struct ib_wc wc[8];
+	int i, n;
+
+	fx->cq->kernel = true;
+	KUNIT_ASSERT_EQ(test, post(fx->cq, 1, false), 0);
+	KUNIT_ASSERT_EQ(test, post_for(fx->cq, gone, 90), 0);
+	KUNIT_ASSERT_EQ(test, post(fx->cq, 2, false), 0);
+	KUNIT_ASSERT_EQ(test, post_for(fx->cq, gone, 91), 0);
+	KUNIT_ASSERT_EQ(test, post_for(fx->cq, gone, 92), 0);
+	KUNIT_ASSERT_EQ(test, post(fx->cq, 3, false), 0);
+
+	sroce_cq_clean(fx->cq, gone);
+	/* The number is given again: the table names a live QP under it. */
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&fx->sdev->qps, gone,
+					      fx->qp->ref, GFP_KERNEL)), 0);
+
+	n = poll(fx->cq, wc, ARRAY_SIZE(wc));
+	KUNIT_ASSERT_EQ(test, n, 3);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, wc[i].wr_id, (u64)i + 1);
+		KUNIT_EXPECT_EQ(test, wc[i].byte_len, (u32)(i + 1) * 3);
+	}
+	KUNIT_EXPECT_EQ(test, fx->cq->queue.hdr->cons, fx->cq->prod);
+}
+
+/*
+ * The clean over a full 8-entry ring whose entries straddle the 32-bit
+ * wrap: the kept entries come out in order, and the slots of the ones
+ * dropped go back to the producer, which can fill the ring again.
+ */
+static void clean_keeps_order_across_wrap(struct kunit *test)
+{
+	struct cq_fixture *fx = cq_fixture(test, 8);
+	struct sroce_cq *cq = fx->cq;
+	const u32 gone = FIXTURE_QPN + 1;
+	u64 kept = 0;
+	int i;
+
+	cq->kernel = true;
+	start_at(cq, U32_MAX - 4);
+	for (i = 0; i < 8; i++) {
+		if (i % 3 == 1)
+			KUNIT_ASSERT_EQ(test, post_for(cq, gone, 100 + i), 0);
+		else
+			KUNIT_ASSERT_EQ(test, post(cq, kept++, false), 0);
+	}
+
+	sroce_cq_clean(cq, gone);
+	KUNIT_EXPECT_EQ(test, cq->prod - cq->queue.hdr->cons, (u32)kept);
+	while (cq->prod - cq->queue.hdr->cons < cq->capacity)
+		KUNIT_ASSERT_EQ(test, post(cq, kept++, false), 0);
+	KUNIT_EXPECT_EQ(test, kept, 8ULL);
+	expect_in_order(test, cq, kept, 0);
+}
+
+/*
+ * A process polls its CQ's mapping without any lock the kernel could
+ * take: the kernel leaves a user CQ's ring alone (libsroce cleans it).
+ */
+static void clean_leaves_user_ring_alone(struct kunit *test)
+{
+	struct cq_fixture *fx = cq_fixture(test, 8);
+	struct sroce_cq *cq = fx->cq;
+
+	KUNIT_ASSERT_EQ(test, post_for(cq, FIXTURE_QPN + 1, 7), 0);
+	sroce_cq_clean(cq, FIXTURE_QPN + 1);
+	KUNIT_EXPECT_EQ(test, cq->queue.hdr->cons, 0U);
+	KUNIT_EXPECT_EQ(test, cq->queue.hdr->prod, 1U);
+	KUNIT_EXPECT_EQ(test, ((struct sroce_cqe *)
+			       sroce_queue_at(&cq->queue, 0))->wr_id, 7ULL);
+}
+
 /*
  * Producer and consumer take turns over an 8-entry ring whose indices
  * start just short of the 32-bit wrap: every entry comes out once, in
@@ -537,6 +632,9 @@ static struct kunit_case cq_cases[] = {
 	KUNIT_CASE(capacity_reported),
 	KUNIT_CASE(fields_reach_the_wc),
 	KUNIT_CASE(entries_of_gone_qps_dropped),
+	KUNIT_CASE(clean_spares_new_qp_with_same_number),
+	KUNIT_CASE(clean_keeps_order_across_wrap),
+	KUNIT_CASE(clean_leaves_user_ring_alone),
 	KUNIT_CASE(order_across_wrap),
 	KUNIT_CASE(overflow_refused_and_reported),
 	KUNIT_CASE(largest_cq_holds_max_cqe),

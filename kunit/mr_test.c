@@ -279,7 +279,8 @@ static void mw_type2_bound_to_qp_not_number(struct kunit *test)
 	struct ib_pd pd;
 	struct sroce_mr parent = user_mr(&pd, 0x1000, 0x1000,
 					 IB_ACCESS_REMOTE_WRITE |
-					 IB_ACCESS_LOCAL_WRITE);
+					 IB_ACCESS_LOCAL_WRITE |
+					 IB_ACCESS_MW_BIND);
 
 	KUNIT_ASSERT_NOT_NULL(test, old);
 	KUNIT_ASSERT_NOT_NULL(test, new);
@@ -304,21 +305,98 @@ static void mw_type2_bound_to_qp_not_number(struct kunit *test)
 	mw->mw_qp = old->serial;
 	mw->valid = true;
 
+	local_bh_disable();
 	got = sroce_mw_get_mr(sroce_mr_lookup(test->priv, mw->key),
 			      &new->ibqp, mw->key, 0x1000, 8,
 			      IB_ACCESS_REMOTE_WRITE);
+	local_bh_enable();
 	KUNIT_EXPECT_NULL(test, got);
 	KUNIT_EXPECT_EQ(test, sroce_mw_invalidate(mw, &pd, &new->ibqp),
 			-EINVAL);
 
+	local_bh_disable();
 	got = sroce_mw_get_mr(sroce_mr_lookup(test->priv, mw->key),
 			      &old->ibqp, mw->key, 0x1000, 8,
 			      IB_ACCESS_REMOTE_WRITE);
-	KUNIT_EXPECT_PTR_EQ(test, got, &parent);
-	if (got)
+	if (got) {
+		sroce_mr_leave(got);
 		sroce_mr_put(got);
+	}
+	local_bh_enable();
+	KUNIT_EXPECT_PTR_EQ(test, got, &parent);
 	KUNIT_EXPECT_EQ(test, sroce_mw_invalidate(mw, &pd, &old->ibqp), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&parent.nr_mw), 0);
+	del_mr(test, mw);
+}
+
+/*
+ * The same for a type 2 window: a responder still copying through it on
+ * another CPU (the timer again) when a Local Invalidate of its rkey comes.
+ * The copy runs on the MR the window is bound to, a user MR whose own key
+ * stays valid: the invalidation must still wait for it.
+ */
+static void mw_invalidate_waits_for_copies(struct kunit *test)
+{
+	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct sroce_mr *mw = add_mr(test);
+	struct inv_ctx ctx = {};
+	struct ib_pd pd;
+	struct sroce_mr parent = user_mr(&pd, 0x1000, 0x1000,
+					 IB_ACCESS_REMOTE_WRITE |
+					 IB_ACCESS_LOCAL_WRITE |
+					 IB_ACCESS_MW_BIND);
+	int err;
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	refcount_set(&parent.ref, 1);
+	init_completion(&parent.done);
+	atomic_set(&parent.nr_mw, 1);
+	qp->ibqp.pd = &pd;
+	qp->serial = 7;
+	spin_lock_init(&mw->mw_lock);
+	mw->type = SROCE_MR_MW;
+	mw->mw_type = IB_MW_TYPE_2;
+	mw->pd = &pd;
+	mw->parent = &parent;
+	mw->iova = 0x1000;
+	mw->length = 0x100;
+	mw->access = IB_ACCESS_REMOTE_WRITE;
+	mw->mw_qp = qp->serial;
+	mw->valid = true;
+
+	local_bh_disable();
+	ctx.mr = sroce_mw_get_mr(sroce_mr_lookup(test->priv, mw->key),
+				 &qp->ibqp, mw->key, 0x1000, 8,
+				 IB_ACCESS_REMOTE_WRITE);
+	local_bh_enable();
+	KUNIT_ASSERT_PTR_EQ(test, ctx.mr, &parent);
+
+	hrtimer_init(&ctx.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	ctx.timer.function = inv_copy_done;
+	hrtimer_start(&ctx.timer, ms_to_ktime(50), HRTIMER_MODE_REL_HARD);
+	local_bh_disable();
+	err = sroce_mr_table_invalidate(test->priv, &pd, mw->key, NULL);
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(ctx.left));
+	hrtimer_cancel(&ctx.timer);
+	sroce_mr_put(&parent);
+
+	/* An access that starts after it finds the window invalid. */
+	local_bh_disable();
+	KUNIT_EXPECT_NULL(test,
+			  sroce_mw_get_mr(sroce_mr_lookup(test->priv, mw->key),
+					  &qp->ibqp, mw->key, 0x1000, 8,
+					  IB_ACCESS_REMOTE_WRITE));
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, atomic_read(&parent.nr_mw), 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&parent.ref), 1U);
+	/* Nothing left to wait for: a second invalidation fails at once. */
+	local_bh_disable();
+	KUNIT_EXPECT_EQ(test, sroce_mr_table_invalidate(test->priv, &pd,
+							mw->key, NULL),
+			-EINVAL);
+	local_bh_enable();
 	del_mr(test, mw);
 }
 
@@ -613,6 +691,7 @@ static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(del_waits_for_users),
 	KUNIT_CASE(invalidate_waits_for_copies),
 	KUNIT_CASE(mw_type2_bound_to_qp_not_number),
+	KUNIT_CASE(mw_invalidate_waits_for_copies),
 	KUNIT_CASE(check_range_edges),
 	KUNIT_CASE(check_range_at_top),
 	KUNIT_CASE(check_dma_mr),

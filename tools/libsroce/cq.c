@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <infiniband/driver.h>
 #include <infiniband/kern-abi.h>
@@ -216,6 +217,49 @@ static int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	__atomic_store_n(&hdr->cons, cons, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&cq->lock);
 	return n;
+}
+
+/**
+ * sroce_cq_clean() - forget a destroyed QP's completions not yet polled
+ * @ibcq: a CQ the QP completed into
+ * @qpn: the QP's number
+ *
+ * QP numbers come back: left in the ring, the entries would be polled as
+ * completions of whichever QP gets the number next. Called once the
+ * kernel has destroyed the QP, so none of its entries can come after the
+ * producer index read here. As mlx5's provider does, each entry kept is
+ * moved, newest first, over the ones dropped so far; the kernel writes
+ * only the slots past the producer index, and may reuse the dropped ones'
+ * only once the consumer index, stored last, hands them back. The lock
+ * keeps pollers, the extended API's included, off the ring meanwhile.
+ */
+void sroce_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_queue_hdr *hdr;
+	uint32_t prod, cons, idx, dropped = 0;
+	const struct sroce_cqe *cqe;
+
+	pthread_spin_lock(&cq->lock);
+	hdr = cq->queue.hdr;
+	/* Acquire: an entry counted in prod is whole. */
+	prod = __atomic_load_n(&hdr->prod, __ATOMIC_ACQUIRE);
+	cons = hdr->cons;
+	/* Indices no ring can have (a scribbled header): nothing to clean. */
+	if (prod - cons > cq->queue.slots)
+		goto unlock;
+	for (idx = prod; idx != cons;) {
+		cqe = sroce_uqueue_at(&cq->queue, --idx);
+		if (cqe->qp_num == qpn)
+			dropped++;
+		else if (dropped)
+			memcpy(sroce_uqueue_at(&cq->queue, idx + dropped), cqe,
+			       sizeof(*cqe));
+	}
+	/* Release: the moves are done before the kernel may reuse a slot. */
+	__atomic_store_n(&hdr->cons, cons + dropped, __ATOMIC_RELEASE);
+unlock:
+	pthread_spin_unlock(&cq->lock);
 }
 
 /*

@@ -211,6 +211,10 @@ static int sroce_destroy_qp(struct ibv_qp *ibqp)
 	if (ret)
 		return ret;
 
+	/* The kernel leaves a process's rings to the process. */
+	sroce_cq_clean(ibqp->send_cq, ibqp->qp_num);
+	if (ibqp->recv_cq != ibqp->send_cq)
+		sroce_cq_clean(ibqp->recv_cq, ibqp->qp_num);
 	sroce_uqueue_unmap(&qp->rq);
 	sroce_uqueue_unmap(&qp->sq);
 	sroce_qp_free(qp);

@@ -142,6 +142,8 @@ static inline struct sroce_ah *to_sah(struct ibv_ah *ibah)
 
 /* The verbs of each object kind, merged into the context's ops. */
 extern const struct verbs_context_ops sroce_pd_ops;
+void sroce_cq_clean(struct ibv_cq *ibcq, uint32_t qpn);
+
 extern const struct verbs_context_ops sroce_cq_ops;
 extern const struct verbs_context_ops sroce_qp_ops;
 extern const struct verbs_context_ops sroce_srq_ops;

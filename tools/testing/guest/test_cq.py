@@ -182,3 +182,25 @@ def test_completion_events_from_flushes(bench):
         "next": {"event": True, "cqes": [[3, flushed]]},
         "unarmed": {"event": False, "cqes": [[4, flushed]]},
     }, out
+
+
+CQCLEAN = "build/tools/sroce-cqclean"
+
+
+@pytest.mark.sroce(SROCE_ONLY)
+def test_destroyed_qp_leaves_no_completions(bench):
+    """A QP destroyed with completions still queued in a CQ it shares:
+    none of them may be polled afterwards, where a QP given its number
+    again would be credited with them. sroce-cqclean
+    (tools/testing/verbs/cqclean.c) flushes receives of QPs K and A into
+    one CQ, destroys A unpolled, flushes one of a new QP B's, and expects
+    exactly K's and B's, in order, through ibv_poll_cq() and through the
+    extended polling API."""
+    a = bench.a
+    dev = bench.attach(a, "sroce0")
+    res = a.run(f"{CQCLEAN} -d {dev}", timeout=90, check=False)
+    print(res.out)
+    assert res.ok, f"rc={res.rc}\n{res.out}{res.err}"
+    assert res.out.strip().splitlines()[-1] == "sroce-cqclean: OK", res.out
+    # A check that did not run is a check that failed.
+    assert res.out.count(" ok\n") == 8, res.out
