@@ -79,10 +79,11 @@ perftest-full: module provider
 		PERFTEST_LAT_ITERS=$${PERFTEST_LAT_ITERS:-20}; \
 		$(PYTEST) tools/testing/guest/test_perftest.py
 
-# The engines at full size: UCX's whole matrix (tests marked full_only,
-# which make check leaves out), about 10 minutes under TCG.
+# The engines at full size: UCX's whole matrix and fi_pingpong's sizes
+# (tests marked full_only, which make check leaves out), about 12 minutes
+# under TCG.
 engines-full: module provider
-	$(PYTEST) --full tools/testing/guest/test_engines.py
+	$(PYTEST) --full tools/testing/guest/test_engines.py tools/testing/guest/test_fabric.py
 
 # The guest tests on guests booting a debug kernel (KASAN, lockdep, kmemleak,
 # debug objects, lockup detectors: scripts/debug.config), built once from

@@ -25,7 +25,13 @@ enum sroce_limits {
 	SROCE_MAX_QP_WR		= SZ_16K,
 	SROCE_MAX_SGE		= 32,
 	SROCE_MAX_CQ		= SZ_64K,
-	SROCE_MAX_CQE		= SZ_64K - 1,
+	/*
+	 * libfabric's verbs;ofi_rxm asks for (128 + 128) * 256 = 64 Ki CQEs
+	 * per endpoint by default (FI_OFI_RXM_MSG_TX/RX_SIZE times
+	 * FI_UNIVERSE_SIZE); 256 Ki leaves it room for 1024 peers. A ring of
+	 * 2^n slots holds 2^n entries, so the limit is a full ring (16 MiB).
+	 */
+	SROCE_MAX_CQE		= SZ_256K,
 	SROCE_MAX_MR		= SZ_64K,
 	SROCE_MAX_PD		= SZ_64K,
 	SROCE_MAX_AH		= SZ_32K - 1,

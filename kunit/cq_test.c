@@ -149,8 +149,9 @@ static void capacity_reported(struct kunit *test)
 		u32 want, slots, cqe;
 	} sizes[] = {
 		{ 1, 1, 1 }, { 2, 2, 2 }, { 3, 4, 4 }, { 1000, 1024, 1024 },
-		/* 64 Ki slots, but never more than query_device says. */
-		{ SROCE_MAX_CQE, SZ_64K, SROCE_MAX_CQE },
+		{ SZ_64K - 1, SZ_64K, SZ_64K },
+		/* The largest CQ fills every slot of its ring. */
+		{ SROCE_MAX_CQE, SZ_256K, SROCE_MAX_CQE },
 	};
 	struct sroce_cq *cq;
 	unsigned int i;
