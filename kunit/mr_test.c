@@ -268,6 +268,28 @@ static struct sroce_mr user_mr(struct ib_pd *pd, u64 iova, u64 length,
 }
 
 /*
+ * Makes @mw a valid type 2 window of @pd on [0x1000, 0x1100) of @parent,
+ * with remote write, bound to the QP whose serial is @serial.
+ */
+static void bind_type2(struct sroce_mr *mw, struct sroce_mr *parent,
+		       struct ib_pd *pd, u64 serial)
+{
+	refcount_set(&parent->ref, 1);
+	init_completion(&parent->done);
+	atomic_set(&parent->nr_mw, 1);
+	spin_lock_init(&mw->mw_lock);
+	mw->type = SROCE_MR_MW;
+	mw->mw_type = IB_MW_TYPE_2;
+	mw->pd = pd;
+	mw->parent = parent;
+	mw->iova = 0x1000;
+	mw->length = 0x100;
+	mw->access = IB_ACCESS_REMOTE_WRITE;
+	mw->mw_qp = serial;
+	mw->valid = true;
+}
+
+/*
  * A type 2 window bound to a QP that was destroyed, and a new QP that got
  * the same number: the window is the old QP's, not the number's.
  */
@@ -284,26 +306,13 @@ static void mw_type2_bound_to_qp_not_number(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, old);
 	KUNIT_ASSERT_NOT_NULL(test, new);
-	refcount_set(&parent.ref, 1);
-	init_completion(&parent.done);
-	atomic_set(&parent.nr_mw, 1);
 	old->ibqp.qp_num = 0x42;
 	old->ibqp.pd = &pd;
 	old->serial = 7;
 	new->ibqp.qp_num = 0x42;
 	new->ibqp.pd = &pd;
 	new->serial = 8;
-
-	spin_lock_init(&mw->mw_lock);
-	mw->type = SROCE_MR_MW;
-	mw->mw_type = IB_MW_TYPE_2;
-	mw->pd = &pd;
-	mw->parent = &parent;
-	mw->iova = 0x1000;
-	mw->length = 0x100;
-	mw->access = IB_ACCESS_REMOTE_WRITE;
-	mw->mw_qp = old->serial;
-	mw->valid = true;
+	bind_type2(mw, &parent, &pd, old->serial);
 
 	local_bh_disable();
 	got = sroce_mw_get_mr(sroce_mr_lookup(test->priv, mw->key),
@@ -348,21 +357,9 @@ static void mw_invalidate_waits_for_copies(struct kunit *test)
 	int err;
 
 	KUNIT_ASSERT_NOT_NULL(test, qp);
-	refcount_set(&parent.ref, 1);
-	init_completion(&parent.done);
-	atomic_set(&parent.nr_mw, 1);
 	qp->ibqp.pd = &pd;
 	qp->serial = 7;
-	spin_lock_init(&mw->mw_lock);
-	mw->type = SROCE_MR_MW;
-	mw->mw_type = IB_MW_TYPE_2;
-	mw->pd = &pd;
-	mw->parent = &parent;
-	mw->iova = 0x1000;
-	mw->length = 0x100;
-	mw->access = IB_ACCESS_REMOTE_WRITE;
-	mw->mw_qp = qp->serial;
-	mw->valid = true;
+	bind_type2(mw, &parent, &pd, qp->serial);
 
 	local_bh_disable();
 	ctx.mr = sroce_mw_get_mr(sroce_mr_lookup(test->priv, mw->key),
