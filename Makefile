@@ -21,7 +21,7 @@ SROCE_WERROR ?= 0
 KBUILD := $(MAKE) -C $(KDIR) M=$(TOP) CONFIG_SROCE=m SROCE_WERROR=$(SROCE_WERROR)
 
 .PHONY: all module provider tools setup demo check kunit sparse checkpatch install uninstall clean \
-	bench perftest perftest-full engines-full check-debug
+	bench perftest perftest-full engines-full check-debug deb
 
 all: module provider tools
 
@@ -113,6 +113,13 @@ uninstall:
 	rm -f /lib/modules/$(KVER)/updates/sroce.ko /lib/modules/$(KVER)/extra/sroce.ko
 	depmod -a $(KVER)
 	$(MAKE) -C $(TOP)/tools/libsroce uninstall
+
+# Debian packages from this tree into build/deb/ (scripts/deb): sroce-dkms
+# (the module's sources, built by DKMS for each kernel with headers) and
+# libsroce (the provider), checked by lintian. For machines that run sroce,
+# never the bench's host.
+deb: setup
+	$(TOP)/scripts/deb
 
 # Not Kbuild's own clean: for an external module it deletes every *.ko and
 # *.o below the module's directory, build/ included (the guests' kernel
