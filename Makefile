@@ -21,13 +21,16 @@ SROCE_WERROR ?= 0
 KBUILD := $(MAKE) -C $(KDIR) M=$(TOP) CONFIG_SROCE=m SROCE_WERROR=$(SROCE_WERROR)
 
 .PHONY: all module provider tools setup demo check kunit sparse checkpatch install uninstall clean \
-	bench perftest perftest-full engines-full check-debug deb
+	bench perftest perftest-full engines-full check-debug deb package-check
 
 all: module provider tools
 
+# "+": make recognises a recursive make by $(MAKE) in the recipe itself,
+# not through KBUILD, and would leave Kbuild without the jobs of make -jN
+# (as DKMS runs it).
 module:
 	@test -d "$(KDIR)" || { echo "sroce: no kernel headers at '$(KDIR)': run 'make setup' or pass KDIR=" >&2; exit 1; }
-	$(KBUILD) modules
+	+$(KBUILD) modules
 
 # libsroce, the libibverbs provider: build/libsroce/libsroce-rdmav34.so
 provider:
@@ -120,6 +123,12 @@ uninstall:
 # never the bench's host.
 deb: setup
 	$(TOP)/scripts/deb
+
+# The packages installed in guest A, the module built there by DKMS, used
+# and purged (tools/testing/guest/test_package.py with --full: DKMS
+# compiles under TCG for minutes, which make check cannot afford).
+package-check: deb module provider
+	$(PYTEST) --full tools/testing/guest/test_package.py
 
 # Not Kbuild's own clean: for an external module it deletes every *.ko and
 # *.o below the module's directory, build/ included (the guests' kernel
