@@ -126,7 +126,7 @@ deb: setup
 
 # The packages installed in guest A, the module built there by DKMS, used
 # and purged (tools/testing/guest/test_package.py with --full: DKMS
-# compiles under TCG for minutes, which make check cannot afford).
+# compiles under TCG for about 15 minutes, which make check cannot afford).
 package-check: deb module provider
 	$(PYTEST) --full tools/testing/guest/test_package.py
 
