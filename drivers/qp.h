@@ -176,7 +176,8 @@ static inline bool sroce_rd_res_covers(const struct sroce_rd_res *res,
  * @replay: @replay_buf while it is answered again for a duplicate, or NULL
  * @replay_buf: a copy of the entry a duplicate hit: the entry itself may be
  *		taken meanwhile by a new request the peer sent after it
- * @ack_psn: an ACK waiting for the answers before it to go out
+ * @ack_psn: an ACK waiting for the end of its run of packets, and for the
+ *	     answers queued before it, to go out
  * @ack_pending: @ack_psn is valid
  * @rwqe: the receive WQE; its SGEs follow it
  * @rwqe_bytes: the size of @rwqe's buffer
