@@ -548,13 +548,37 @@ static bool sroce_resp_mr_ok(struct sroce_qp *qp,
 	return true;
 }
 
+/* The write's MR is let go of: its message or its run is over. */
+static void sroce_resp_put_wr_mr(struct sroce_qp *qp)
+{
+	if (qp->resp.wr_mr) {
+		sroce_resp_mr_put(qp->resp.wr_mr);
+		qp->resp.wr_mr = NULL;
+	}
+}
+
+/*
+ * The MR the rest of the write message lands in, checked for all of it
+ * at once and kept entered until the message or the run ends: the
+ * packets after the first of a run need no lookup of their own.
+ */
+static struct sroce_mr *sroce_resp_wr_mr(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	if (!resp->wr_mr && resp->remaining)
+		resp->wr_mr = sroce_resp_mr(qp, resp->rkey, resp->va,
+					    resp->remaining,
+					    IB_ACCESS_REMOTE_WRITE);
+	return resp->wr_mr;
+}
+
 static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 					   struct sroce_pkt *pkt)
 {
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_reth *reth;
 	struct sroce_mr *mr;
-	int err;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
 		return SROCE_NAK_INV;
@@ -565,13 +589,8 @@ static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 		resp->len = be32_to_cpu(reth->len);
 		resp->remaining = resp->len;
 		/* The whole range is checked once, before any byte lands. */
-		if (resp->len) {
-			mr = sroce_resp_mr(qp, resp->rkey, resp->va, resp->len,
-					   IB_ACCESS_REMOTE_WRITE);
-			if (!mr)
-				return SROCE_NAK_ACCESS;
-			sroce_resp_mr_put(mr);
-		}
+		if (resp->len && !sroce_resp_wr_mr(qp))
+			return SROCE_NAK_ACCESS;
 	}
 	if (!sroce_resp_len_ok(qp, pkt) || pkt->paylen > resp->remaining ||
 	    (pkt->mask & SROCE_LAST && pkt->paylen != resp->remaining))
@@ -581,21 +600,18 @@ static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 	    !sroce_resp_take_rwqe(qp))
 		return SROCE_RNR;
 	if (pkt->paylen) {
-		mr = sroce_resp_mr(qp, resp->rkey, resp->va, pkt->paylen,
-				   IB_ACCESS_REMOTE_WRITE);
+		mr = sroce_resp_wr_mr(qp);
 		if (!mr)
 			return SROCE_NAK_ACCESS;
-		err = sroce_mr_copy_from_skb(mr, resp->va, pkt->skb,
-					     sroce_pkt_payoff(pkt),
-					     pkt->paylen);
-		sroce_resp_mr_put(mr);
-		if (err)
+		if (sroce_mr_copy_from_skb(mr, resp->va, pkt->skb,
+					   sroce_pkt_payoff(pkt), pkt->paylen))
 			return SROCE_NAK_INV;
 	}
 	resp->va += pkt->paylen;
 	resp->remaining -= pkt->paylen;
 	resp->op = SROCE_WRITE;
 	if (pkt->mask & SROCE_LAST) {
+		sroce_resp_put_wr_mr(qp);
 		if (pkt->mask & SROCE_HAS_IMMDT)
 			sroce_resp_complete(qp, pkt, IB_WC_SUCCESS,
 					    IB_WC_RECV_RDMA_WITH_IMM, resp->len);
@@ -706,6 +722,12 @@ static enum sroce_verdict sroce_resp_atomic(struct sroce_qp *qp,
 static enum sroce_verdict sroce_resp_execute(struct sroce_qp *qp,
 					     struct sroce_pkt *pkt)
 {
+	/*
+	 * Anything but the rest of a write lets its MR go first: a Send
+	 * with Invalidate of this run waits for the MR's users to leave.
+	 */
+	if (!(pkt->mask & SROCE_WRITE) || pkt->mask & SROCE_FIRST)
+		sroce_resp_put_wr_mr(qp);
 	if (!sroce_msg_in_sequence(qp->resp.op, pkt->mask))
 		return SROCE_NAK_INV;
 	if (pkt->mask & SROCE_SEND)
@@ -885,6 +907,7 @@ void sroce_resp_rx_run(struct sroce_qp *qp, struct sroce_pkt **pkts,
 		else
 			sroce_resp_uc(qp, pkts[i]);
 	}
+	sroce_resp_put_wr_mr(qp);
 	more = sroce_resp_serve(qp, SROCE_RESP_BUDGET_RX);
 	sroce_burst_flush(sdev, &qp->resp.burst);
 	spin_unlock_bh(&qp->rq_lock);
