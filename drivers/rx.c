@@ -6,13 +6,18 @@
  * a QP number, type, partition or source that does not match is dropped
  * and counted.
  *
- * Packets are not dispatched one by one as the netdev's poll hands them
- * over: each CPU collects the packets of one poll in a batch, and a NAPI
- * context of sroce's own, scheduled by the first of them, runs after the
- * netdev's poll in the same softirq. Consecutive packets for one QP then
- * go to it as a run: one lookup, one lock, one ACK for the run and one
- * look at what the answers allow (resp.c, comp.c), as a listified receive
- * path does for the stack.
+ * A packet in the middle of a message that asks for no ACK is one nobody
+ * waits for: it waits, in its CPU's batch, for the packets after it. The
+ * first packet anybody waits for (a message's last, an ACK request, an
+ * answer that ends a message, anything else) takes the batch with it, and
+ * consecutive packets for one QP go to it as a run: one lookup, one lock,
+ * one look at what the answers allow (resp.c, comp.c), as a listified
+ * receive path does for the stack. A bulk transfer so moves in runs of up
+ * to 64 packets, while a lone packet is dispatched as soon as it arrives:
+ * no round trip waits for a batch. Should the packets after a waiting one
+ * not come (a loss), a NAPI context of sroce's own, scheduled by the
+ * first packet that waits, dispatches the batch once the netdev's poll is
+ * over.
  */
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
@@ -176,9 +181,9 @@ static void sroce_rx_dispatch(struct sroce_rx_batch *b)
 }
 
 /*
- * The netdev's poll is over (or a full batch was handed to the next
- * one): whatever arrived goes on now. The frames were the netdev's work
- * and were counted against its budget; this adds none.
+ * The netdev's poll is over: what still waits goes on now. The frames
+ * were the netdev's work and were counted against its budget; this adds
+ * none.
  */
 static int sroce_rx_poll(struct napi_struct *napi, int budget)
 {
@@ -190,13 +195,27 @@ static int sroce_rx_poll(struct napi_struct *napi, int budget)
 	return 0;
 }
 
+/*
+ * Does nobody wait for @pkt? A first or middle packet of a message, to a
+ * connected QP, that asks for no ACK: neither its requester nor the
+ * process reading the message can go on before the message's later
+ * packets arrive, and they take it with them.
+ */
+static bool sroce_rx_may_wait(const struct sroce_pkt *pkt)
+{
+	return pkt->mask & (SROCE_FIRST | SROCE_MIDDLE) &&
+	       !(pkt->mask & SROCE_LAST) && !pkt->ack_req &&
+	       pkt->qpn != SROCE_MCAST_QPN;
+}
+
 /**
  * sroce_rx() - deliver a checked packet to its QP
  * @sdev: the device it arrived on
  * @pkt: the packet; its skb is consumed
  *
- * The packet joins this CPU's batch and is dispatched at the end of the
- * poll that received it, or at once when the batch is full.
+ * The packet joins this CPU's batch. It waits there if nobody waits for
+ * it (sroce_rx_may_wait()); otherwise the batch is dispatched at once, it
+ * last, and so it is when it is full.
  *
  * Context: softirq (the netdev's receive path, or loopback).
  */
@@ -205,12 +224,12 @@ void sroce_rx(struct sroce_dev *sdev, struct sroce_pkt *pkt)
 	struct sroce_rx_batch *b = this_cpu_ptr(&sroce_rx_batches);
 
 	lockdep_assert_in_softirq();
-	if (!b->n)
-		napi_schedule(&b->napi);
 	b->sdev[b->n] = sdev;
 	b->pkt[b->n] = *pkt;
-	if (++b->n == SROCE_RX_BATCH)
+	if (++b->n == SROCE_RX_BATCH || !sroce_rx_may_wait(pkt))
 		sroce_rx_dispatch(b);
+	else if (b->n == 1)
+		napi_schedule(&b->napi);
 }
 
 /**

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Receive dispatch: the netdev layer hands each checked packet here; at
- * the end of the poll that brought it, it goes on to its QP's responder
- * or completer, in a run with the packets next to it for the same QP.
+ * Receive dispatch: the netdev layer hands each checked packet here, and
+ * it goes on to its QP's responder or completer, in a run with the
+ * packets before it for the same QP that nobody waited for.
  */
 #ifndef SROCE_RX_H
 #define SROCE_RX_H
