@@ -224,6 +224,14 @@ void sroce_rx(struct sroce_dev *sdev, struct sroce_pkt *pkt)
 	struct sroce_rx_batch *b = this_cpu_ptr(&sroce_rx_batches);
 
 	lockdep_assert_in_softirq();
+	/* Alone, as in a round trip: straight to its QP. */
+	if (!b->n && !sroce_rx_may_wait(pkt)) {
+		if (pkt->qpn == SROCE_MCAST_QPN)
+			sroce_rx_mcast(sdev, pkt);
+		else
+			sroce_rx_qp(sdev, pkt, 1);
+		return;
+	}
 	b->sdev[b->n] = sdev;
 	b->pkt[b->n] = *pkt;
 	if (++b->n == SROCE_RX_BATCH || !sroce_rx_may_wait(pkt))
