@@ -463,23 +463,12 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	sroce_comp_rd_done(qp, swqe);
 }
 
-/**
- * sroce_comp_rx() - an answer to this QP's requests
- * @qp: an RC QP
- * @pkt: an ACK, NAK, read response or atomic ACK
- *
- * Context: softirq.
- */
-void sroce_comp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt)
+/* One answer; false when the QP no longer takes any. */
+static bool sroce_comp_one(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
-	enum sroce_req_stop stop;
-
-	spin_lock_bh(&qp->sq_lock);
 	if (READ_ONCE(qp->state) != IB_QPS_RTS &&
-	    READ_ONCE(qp->state) != IB_QPS_SQD) {
-		spin_unlock_bh(&qp->sq_lock);
-		return;
-	}
+	    READ_ONCE(qp->state) != IB_QPS_SQD)
+		return false;
 	if (pkt->mask & SROCE_READ)
 		sroce_comp_read_resp(qp, pkt);
 	else if (pkt->mask & SROCE_ATOMIC)
@@ -487,6 +476,34 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (pkt->mask & SROCE_HAS_AETH && !(pkt->mask & SROCE_READ &&
 					    !(pkt->mask & SROCE_LAST)))
 		sroce_comp_ack(qp, pkt);
+	return true;
+}
+
+/**
+ * sroce_comp_rx_run() - answers to this QP's requests, in arrival order
+ * @qp: an RC QP
+ * @pkts: ACKs, NAKs, read responses or atomic ACKs
+ * @n: how many
+ *
+ * The run is taken under one hold of the lock, and what it allows
+ * (completions, new packets) is done once, after its last answer.
+ *
+ * Context: softirq.
+ */
+void sroce_comp_rx_run(struct sroce_qp *qp, struct sroce_pkt **pkts,
+		       unsigned int n)
+{
+	enum sroce_req_stop stop;
+	unsigned int i;
+
+	spin_lock_bh(&qp->sq_lock);
+	for (i = 0; i < n; i++)
+		if (!sroce_comp_one(qp, pkts[i]))
+			break;
+	if (!i) {
+		spin_unlock_bh(&qp->sq_lock);
+		return;
+	}
 	/*
 	 * An idle requester is rung by the provider and a busy one has its
 	 * worker queued: only one that waited for an answer goes on here.
@@ -502,6 +519,18 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	spin_unlock_bh(&qp->sq_lock);
 	if (stop == SROCE_REQ_BUDGET)
 		queue_work(sroce_wq, &qp->send_work);
+}
+
+/**
+ * sroce_comp_rx() - an answer to this QP's requests: a run of one
+ * @qp: an RC QP
+ * @pkt: an ACK, NAK, read response or atomic ACK
+ *
+ * Context: softirq.
+ */
+void sroce_comp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	sroce_comp_rx_run(qp, &pkt, 1);
 }
 
 /* The retransmit timer: nothing was acknowledged for a whole timeout. */

@@ -14,6 +14,8 @@ struct sroce_qp;
 struct sroce_swqe;
 struct timer_list;
 
+void sroce_comp_rx_run(struct sroce_qp *qp, struct sroce_pkt **pkts,
+		       unsigned int n);
 void sroce_comp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_comp_complete(struct sroce_qp *qp);
 void sroce_comp_arm_timer(struct sroce_qp *qp);

@@ -41,6 +41,7 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_RX_NOT_OURS] = { .name = "rx_not_ours" },
 	[SROCE_CNT_TX_DIRECT] = { .name = "tx_direct" },
 	[SROCE_CNT_TX_BURSTS] = { .name = "tx_bursts" },
+	[SROCE_CNT_RX_RUNS] = { .name = "rx_runs" },
 };
 
 static_assert(ARRAY_SIZE(sroce_counter_descs) == SROCE_NUM_COUNTERS);

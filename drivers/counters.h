@@ -35,6 +35,7 @@ enum sroce_counter {
 	SROCE_CNT_RX_NOT_OURS,		/* RoCEv2 to no GID of ours: the stack's */
 	SROCE_CNT_TX_DIRECT,		/* handed to the driver past the qdisc */
 	SROCE_CNT_TX_BURSTS,		/* doorbells those frames needed */
+	SROCE_CNT_RX_RUNS,		/* runs of packets a QP took at once */
 	SROCE_NUM_COUNTERS,
 };
 

@@ -11,6 +11,7 @@
 #include "link.h"
 #include "netdev.h"
 #include "qp.h"
+#include "rx.h"
 
 /*
  * Where QPs send what their posting context or softirq left over, and
@@ -27,14 +28,21 @@ static int __init sroce_init(void)
 	if (!sroce_wq)
 		return -ENOMEM;
 	sroce_icrc_init();
+	err = sroce_rx_init();
+	if (err)
+		goto err_icrc;
 	err = sroce_netdev_init();
-	if (err) {
-		sroce_icrc_exit();
-		destroy_workqueue(sroce_wq);
-		return err;
-	}
+	if (err)
+		goto err_rx;
 	sroce_link_register();
 	return 0;
+
+err_rx:
+	sroce_rx_exit();
+err_icrc:
+	sroce_icrc_exit();
+	destroy_workqueue(sroce_wq);
+	return err;
 }
 
 /*
@@ -49,6 +57,7 @@ static void __exit sroce_exit(void)
 	sroce_dev_unregister_all();
 	sroce_qp_wait_packets();
 	sroce_netdev_exit();
+	sroce_rx_exit();
 	destroy_workqueue(sroce_wq);
 	sroce_icrc_exit();
 }

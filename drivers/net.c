@@ -284,7 +284,8 @@ int sroce_net_attach(struct sroce_dev *sdev)
  * sroce_net_detach() - stop taking frames from the device's netdev
  * @sdev: the device
  *
- * Once this returns, no rx handler call for @sdev runs or will run.
+ * Once this returns, no rx handler call for @sdev runs or will run, and
+ * every packet it took has been dispatched (sroce_rx_drain()).
  * Idempotent: it is called when the netdev goes away and again, for every
  * way a device goes, from dealloc_driver.
  *
@@ -296,8 +297,11 @@ void sroce_net_detach(struct sroce_dev *sdev)
 
 	ASSERT_RTNL();
 	if (rtnl_dereference(ndev->rx_handler) == sroce_rx_handler &&
-	    rtnl_dereference(ndev->rx_handler_data) == sdev)
+	    rtnl_dereference(ndev->rx_handler_data) == sdev) {
 		netdev_rx_handler_unregister(ndev);
+		/* What the handler took is delivered, or dropped, by now. */
+		sroce_rx_drain();
+	}
 }
 
 static unsigned int sroce_net_iplen(const struct sroce_av *av)

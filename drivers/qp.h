@@ -176,8 +176,11 @@ static inline bool sroce_rd_res_covers(const struct sroce_rd_res *res,
  * @replay: @replay_buf while it is answered again for a duplicate, or NULL
  * @replay_buf: a copy of the entry a duplicate hit: the entry itself may be
  *		taken meanwhile by a new request the peer sent after it
- * @ack_psn: an ACK waiting for the answers before it to go out
+ * @ack_psn: an ACK waiting for the end of its run of packets, and for the
+ *	     answers queued before it, to go out
  * @ack_pending: @ack_psn is valid
+ * @wr_mr: the MR the write message in progress lands in, entered for the
+ *	   rest of the message, within one run of packets; NULL between runs
  * @rwqe: the receive WQE; its SGEs follow it
  * @rwqe_bytes: the size of @rwqe's buffer
  * @max_sge: SGEs @rwqe's buffer holds
@@ -204,6 +207,7 @@ struct sroce_resp {
 	struct sroce_rd_res replay_buf;
 	u32 ack_psn;
 	bool ack_pending;
+	struct sroce_mr *wr_mr;
 	struct sroce_recv_wqe *rwqe;
 	u32 rwqe_bytes;
 	u32 max_sge;

@@ -181,17 +181,39 @@ static void sroce_resp_send_ack(struct sroce_qp *qp, u8 syn, u32 psn)
 		sroce_count(sdev, SROCE_CNT_NAK_SENT);
 }
 
-/* An ACK for @psn, after any answers still queued before it. */
+/*
+ * An ACK for @psn. It goes out when the run of packets it came in is
+ * done (sroce_resp_serve()), after any answers queued before it, and a
+ * later one in the run replaces it: ACKs are cumulative, and one for the
+ * run's last request says all a string of them would.
+ */
 static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
+{
+	qp->resp.ack_psn = psn;
+	qp->resp.ack_pending = true;
+}
+
+/*
+ * A deferred ACK that no answer is queued before goes out now, before an
+ * answer or NAK about a later PSN would overtake it.
+ */
+static void sroce_resp_ack_now(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 
-	if (resp->res_send != resp->res_head || resp->replay) {
-		resp->ack_psn = psn;
-		resp->ack_pending = true;
+	if (!resp->ack_pending || resp->res_send != resp->res_head ||
+	    resp->replay)
 		return;
-	}
-	sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS, psn);
+	resp->ack_pending = false;
+	sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS,
+			    resp->ack_psn);
+}
+
+/* A NAK or RNR NAK (@syn) for @psn, after the ACK it follows. */
+static void sroce_resp_nak(struct sroce_qp *qp, u8 syn, u32 psn)
+{
+	sroce_resp_ack_now(qp);
+	sroce_resp_send_ack(qp, syn, psn);
 }
 
 /*
@@ -401,6 +423,7 @@ static struct sroce_rd_res *sroce_resp_new_res(struct sroce_qp *qp)
 
 	if (resp->res_head - resp->res_send >= resp->nres)
 		return NULL;
+	sroce_resp_ack_now(qp);
 	res = &resp->res[resp->res_head % resp->nres];
 	memset(res, 0, sizeof(*res));
 	return res;
@@ -525,13 +548,37 @@ static bool sroce_resp_mr_ok(struct sroce_qp *qp,
 	return true;
 }
 
+/* The write's MR is let go of: its message or its run is over. */
+static void sroce_resp_put_wr_mr(struct sroce_qp *qp)
+{
+	if (qp->resp.wr_mr) {
+		sroce_resp_mr_put(qp->resp.wr_mr);
+		qp->resp.wr_mr = NULL;
+	}
+}
+
+/*
+ * The MR the rest of the write message lands in, checked for all of it
+ * at once and kept entered until the message or the run ends: the
+ * packets after the first of a run need no lookup of their own.
+ */
+static struct sroce_mr *sroce_resp_wr_mr(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	if (!resp->wr_mr && resp->remaining)
+		resp->wr_mr = sroce_resp_mr(qp, resp->rkey, resp->va,
+					    resp->remaining,
+					    IB_ACCESS_REMOTE_WRITE);
+	return resp->wr_mr;
+}
+
 static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 					   struct sroce_pkt *pkt)
 {
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_reth *reth;
 	struct sroce_mr *mr;
-	int err;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
 		return SROCE_NAK_INV;
@@ -542,13 +589,8 @@ static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 		resp->len = be32_to_cpu(reth->len);
 		resp->remaining = resp->len;
 		/* The whole range is checked once, before any byte lands. */
-		if (resp->len) {
-			mr = sroce_resp_mr(qp, resp->rkey, resp->va, resp->len,
-					   IB_ACCESS_REMOTE_WRITE);
-			if (!mr)
-				return SROCE_NAK_ACCESS;
-			sroce_resp_mr_put(mr);
-		}
+		if (resp->len && !sroce_resp_wr_mr(qp))
+			return SROCE_NAK_ACCESS;
 	}
 	if (!sroce_resp_len_ok(qp, pkt) || pkt->paylen > resp->remaining ||
 	    (pkt->mask & SROCE_LAST && pkt->paylen != resp->remaining))
@@ -558,21 +600,18 @@ static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 	    !sroce_resp_take_rwqe(qp))
 		return SROCE_RNR;
 	if (pkt->paylen) {
-		mr = sroce_resp_mr(qp, resp->rkey, resp->va, pkt->paylen,
-				   IB_ACCESS_REMOTE_WRITE);
+		mr = sroce_resp_wr_mr(qp);
 		if (!mr)
 			return SROCE_NAK_ACCESS;
-		err = sroce_mr_copy_from_skb(mr, resp->va, pkt->skb,
-					     sroce_pkt_payoff(pkt),
-					     pkt->paylen);
-		sroce_resp_mr_put(mr);
-		if (err)
+		if (sroce_mr_copy_from_skb(mr, resp->va, pkt->skb,
+					   sroce_pkt_payoff(pkt), pkt->paylen))
 			return SROCE_NAK_INV;
 	}
 	resp->va += pkt->paylen;
 	resp->remaining -= pkt->paylen;
 	resp->op = SROCE_WRITE;
 	if (pkt->mask & SROCE_LAST) {
+		sroce_resp_put_wr_mr(qp);
 		if (pkt->mask & SROCE_HAS_IMMDT)
 			sroce_resp_complete(qp, pkt, IB_WC_SUCCESS,
 					    IB_WC_RECV_RDMA_WITH_IMM, resp->len);
@@ -683,6 +722,12 @@ static enum sroce_verdict sroce_resp_atomic(struct sroce_qp *qp,
 static enum sroce_verdict sroce_resp_execute(struct sroce_qp *qp,
 					     struct sroce_pkt *pkt)
 {
+	/*
+	 * Anything but the rest of a write lets its MR go first: a Send
+	 * with Invalidate of this run waits for the MR's users to leave.
+	 */
+	if (!(pkt->mask & SROCE_WRITE) || pkt->mask & SROCE_FIRST)
+		sroce_resp_put_wr_mr(qp);
 	if (!sroce_msg_in_sequence(qp->resp.op, pkt->mask))
 		return SROCE_NAK_INV;
 	if (pkt->mask & SROCE_SEND)
@@ -710,7 +755,7 @@ static void sroce_resp_fatal(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_resp_complete(qp, pkt, v == SROCE_NAK_ACCESS ?
 				    IB_WC_REM_ACCESS_ERR : IB_WC_REM_INV_REQ_ERR,
 				    IB_WC_RECV, resp->off);
-	sroce_resp_send_ack(qp, SROCE_SYN_NAK | sroce_verdict_nak[v], pkt->psn);
+	sroce_resp_nak(qp, SROCE_SYN_NAK | sroce_verdict_nak[v], pkt->psn);
 	sroce_qp_error(qp);
 }
 
@@ -784,14 +829,14 @@ static void sroce_resp_rc(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_count(sdev, SROCE_CNT_RX_OUT_OF_SEQ);
 		if (!resp->nak_sent) {
 			resp->nak_sent = true;
-			sroce_resp_send_ack(qp, SROCE_SYN_NAK |
+			sroce_resp_nak(qp, SROCE_SYN_NAK |
 					    SROCE_NAK_PSN_SEQ, resp->psn);
 		}
 		return;
 	}
 	v = sroce_resp_execute(qp, pkt);
 	if (v == SROCE_RNR) {
-		sroce_resp_send_ack(qp, SROCE_SYN_RNR_NAK |
+		sroce_resp_nak(qp, SROCE_SYN_RNR_NAK |
 				    qp->attr.min_rnr_timer, pkt->psn);
 		return;
 	}
@@ -830,7 +875,48 @@ static void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt)
 }
 
 /**
- * sroce_resp_rx() - a request for this QP
+ * sroce_resp_rx_run() - requests for this QP, in the order they arrived
+ * @qp: an RC or UC QP
+ * @pkts: request packets, their headers checked for the QP's type
+ * @n: how many
+ *
+ * The run is executed under one hold of the lock; what it is to be
+ * answered with (one ACK at most, read responses, atomic ACKs) leaves
+ * when it is done, in one burst.
+ *
+ * Context: softirq.
+ */
+void sroce_resp_rx_run(struct sroce_qp *qp, struct sroce_pkt **pkts,
+		       unsigned int n)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	unsigned int i;
+	u8 state;
+	bool more;
+
+	spin_lock_bh(&qp->rq_lock);
+	for (i = 0; i < n; i++) {
+		/* A packet of the run may have ended the QP. */
+		state = READ_ONCE(qp->state);
+		if (state < IB_QPS_RTR || state == IB_QPS_ERR) {
+			sroce_count_add(sdev, SROCE_CNT_RX_DROPPED, n - i);
+			break;
+		}
+		if (qp->ibqp.qp_type == IB_QPT_RC)
+			sroce_resp_rc(qp, pkts[i]);
+		else
+			sroce_resp_uc(qp, pkts[i]);
+	}
+	sroce_resp_put_wr_mr(qp);
+	more = sroce_resp_serve(qp, SROCE_RESP_BUDGET_RX);
+	sroce_burst_flush(sdev, &qp->resp.burst);
+	spin_unlock_bh(&qp->rq_lock);
+	if (more)
+		queue_work(sroce_wq, &qp->resp_work);
+}
+
+/**
+ * sroce_resp_rx() - a request for this QP: a run of one
  * @qp: an RC or UC QP
  * @pkt: a request packet, its headers checked for the QP's type
  *
@@ -838,25 +924,7 @@ static void sroce_resp_uc(struct sroce_qp *qp, struct sroce_pkt *pkt)
  */
 void sroce_resp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
-	u8 state;
-	bool more;
-
-	spin_lock_bh(&qp->rq_lock);
-	state = READ_ONCE(qp->state);
-	if (state < IB_QPS_RTR || state == IB_QPS_ERR) {
-		spin_unlock_bh(&qp->rq_lock);
-		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DROPPED);
-		return;
-	}
-	if (qp->ibqp.qp_type == IB_QPT_RC)
-		sroce_resp_rc(qp, pkt);
-	else
-		sroce_resp_uc(qp, pkt);
-	more = sroce_resp_serve(qp, SROCE_RESP_BUDGET_RX);
-	sroce_burst_flush(to_sdev(qp->ibqp.device), &qp->resp.burst);
-	spin_unlock_bh(&qp->rq_lock);
-	if (more)
-		queue_work(sroce_wq, &qp->resp_work);
+	sroce_resp_rx_run(qp, &pkt, 1);
 }
 
 /* Flushes the receive WQE in use and the receive ring. Context: process. */

@@ -18,6 +18,8 @@ void sroce_resp_fini(struct sroce_qp *qp);
 int sroce_resp_set_res(struct sroce_qp *qp, u32 n);
 void sroce_resp_start(struct sroce_qp *qp);
 void sroce_resp_reset(struct sroce_qp *qp);
+void sroce_resp_rx_run(struct sroce_qp *qp, struct sroce_pkt **pkts,
+		       unsigned int n);
 void sroce_resp_rx(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_resp_work(struct work_struct *work);
 void sroce_resp_flush(struct sroce_qp *qp);

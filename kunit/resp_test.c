@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: the responder's read and atomic resources on a stand-in RC QP.
+ * KUnit: the responder's read and atomic resources, and its ACKs, on a
+ * stand-in RC QP.
  *
  * The stand-in netdev has an MTU of 0: every packet the responder builds
  * goes through sroce_net_xmit() and is dropped there, counted, before it
@@ -125,33 +126,52 @@ static u64 sent(struct resp_fixture *fx)
 	return sroce_counter_read(fx->sdev, SROCE_CNT_TX_DROPPED);
 }
 
-/* A request of opcode @op at @psn, to the responder. */
-static void request(struct resp_fixture *fx, u8 op, u32 psn, u32 rkey,
-		    u64 va, u32 len)
-{
-	u8 hdr[64] __aligned(8) = {};
-	struct sroce_pkt pkt = {
-		.bth = (struct sroce_bth *)hdr,
-		.opcode = op,
-		.mask = sroce_opcode[op].mask,
-		.psn = psn,
-	};
-	struct sroce_reth *reth;
-	struct sroce_atomic_eth *aeth;
+/* A request packet, its headers in @hdr. */
+struct req_pkt {
+	u8 hdr[64] __aligned(8);
+	struct sroce_pkt pkt;
+};
 
-	if (pkt.mask & SROCE_HAS_RETH) {
-		reth = sroce_pkt_hdr(&pkt, SROCE_HAS_RETH);
+/* Builds a request of opcode @op at @psn in @r. */
+static struct sroce_pkt *req_build(struct req_pkt *r, u8 op, u32 psn,
+				   u32 rkey, u64 va, u32 len)
+{
+	struct sroce_pkt *pkt = &r->pkt;
+	struct sroce_atomic_eth *aeth;
+	struct sroce_reth *reth;
+
+	memset(r, 0, sizeof(*r));
+	pkt->bth = (struct sroce_bth *)r->hdr;
+	pkt->opcode = op;
+	pkt->mask = sroce_opcode[op].mask;
+	pkt->psn = psn;
+	if (pkt->mask & SROCE_HAS_RETH) {
+		reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
 		reth->va = cpu_to_be64(va);
 		reth->rkey = cpu_to_be32(rkey);
 		reth->len = cpu_to_be32(len);
 	}
-	if (pkt.mask & SROCE_HAS_ATOMICETH) {
-		aeth = sroce_pkt_hdr(&pkt, SROCE_HAS_ATOMICETH);
+	if (pkt->mask & SROCE_HAS_ATOMICETH) {
+		aeth = sroce_pkt_hdr(pkt, SROCE_HAS_ATOMICETH);
 		aeth->va = cpu_to_be64(va);
 		aeth->rkey = cpu_to_be32(rkey);
 		aeth->swap_add = cpu_to_be64(1);
 	}
-	sroce_resp_rx(fx->qp, &pkt);
+	return pkt;
+}
+
+/* A request of opcode @op at @psn, to the responder. */
+static void request(struct resp_fixture *fx, u8 op, u32 psn, u32 rkey,
+		    u64 va, u32 len)
+{
+	struct req_pkt r;
+
+	sroce_resp_rx(fx->qp, req_build(&r, op, psn, rkey, va, len));
+}
+
+static u64 acks(struct resp_fixture *fx)
+{
+	return sroce_counter_read(fx->sdev, SROCE_CNT_ACK_SENT);
 }
 
 static void read_req(struct resp_fixture *fx, u32 psn, u64 va, u32 len)
@@ -265,7 +285,71 @@ static void refused_modify_keeps_the_reads(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sent(fx), 4ULL);
 }
 
+/* Zero-length writes, each asking for an ACK: a run of them. */
+static void write_run(struct resp_fixture *fx, u32 psn, unsigned int n)
+{
+	struct sroce_pkt *pkts[4];
+	struct req_pkt r[4];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		pkts[i] = req_build(&r[i], SROCE_OP_WRITE_ONLY, psn + i, 0,
+				    0, 0);
+		pkts[i]->ack_req = true;
+	}
+	sroce_resp_rx_run(fx->qp, pkts, n);
+}
+
+/*
+ * Four requests asking for an ACK in one run get one ACK, for the last;
+ * the same four one at a time get four: a run never holds an ACK back
+ * from a requester waiting for it.
+ */
+static void one_ack_per_run(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 4);
+	unsigned int i;
+
+	fx->qp->attr.qp_access_flags |= IB_ACCESS_REMOTE_WRITE;
+	write_run(fx, 0, 4);
+	KUNIT_EXPECT_EQ(test, acks(fx), 1ULL);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.ack_psn, 3U);
+	KUNIT_EXPECT_FALSE(test, fx->qp->resp.ack_pending);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.psn, 4U);
+
+	for (i = 0; i < 4; i++)
+		write_run(fx, 4 + i, 1);
+	KUNIT_EXPECT_EQ(test, acks(fx), 5ULL);
+	KUNIT_EXPECT_FALSE(test, fx->qp->resp.ack_pending);
+}
+
+/*
+ * A run's ACK goes out before a read the run also holds is answered,
+ * not behind its responses: with the netdev full, the read waits and the
+ * ACK has left all the same.
+ */
+static void ack_before_read_in_run(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 4);
+	u64 va = (uintptr_t)fx->buf;
+	struct sroce_pkt *pkts[2];
+	struct req_pkt r[2];
+
+	fx->qp->attr.qp_access_flags |= IB_ACCESS_REMOTE_WRITE;
+	tx_full(fx, true);
+	pkts[0] = req_build(&r[0], SROCE_OP_WRITE_ONLY, 0, 0, 0, 0);
+	pkts[0]->ack_req = true;
+	pkts[1] = req_build(&r[1], SROCE_OP_READ_REQ, 1, fx->mr->key, va, MTU);
+	sroce_resp_rx_run(fx->qp, pkts, 2);
+	KUNIT_EXPECT_EQ(test, acks(fx), 1ULL);
+	KUNIT_EXPECT_EQ(test, sent(fx), 1ULL);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.res_head, 1U);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.res_send, 0U);
+}
+
 static struct kunit_case resp_cases[] = {
+	KUNIT_CASE(one_ack_per_run),
+	KUNIT_CASE(ack_before_read_in_run),
 	KUNIT_CASE(atomic_ack_within_budget),
 	KUNIT_CASE(new_read_behind_replay),
 	KUNIT_CASE(dup_read_out_of_range),

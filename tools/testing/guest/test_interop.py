@@ -412,14 +412,19 @@ def quiet_heuristics():
     at what an InfiniBand payload carries (RPC-over-RDMA, SMB Direct,
     iSER...): they take the test programs' patterns for a malformed
     packet of theirs (rpcordma did, on sroce's and rxe's frames alike).
-    The RoCEv2 headers are what is judged here. ethertype is core: kept."""
+    The RoCEv2 headers are what is judged here. ethertype is core: only its
+    heuristic on InfiniBand payloads (eth_over_ib) is turned off, as it
+    took a 1-byte read response whose byte and pad read 0x08 0x00 for an
+    IPv4 packet and called it malformed."""
     if not _quiet:
         r = subprocess.run(["tshark", "-G", "heuristic-decodes"], capture_output=True,
                            text=True, timeout=60, check=True)
-        _quiet.extend(a for line in r.stdout.splitlines()
-                      if line.startswith("infiniband.payload\t")
-                      and line.split("\t")[1] != "ethertype"
-                      for a in ("--disable-protocol", line.split("\t")[1]))
+        protos = [line.split("\t")[1] for line in r.stdout.splitlines()
+                  if line.startswith("infiniband.payload\t")]
+        _quiet.extend(a for p in protos if p != "ethertype"
+                      for a in ("--disable-protocol", p))
+        if "ethertype" in protos:
+            _quiet.extend(("--disable-heuristic", "eth_over_ib"))
     return _quiet
 
 
