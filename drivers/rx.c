@@ -23,7 +23,6 @@
 #include <linux/percpu.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
-#include <linux/version.h>
 #include <rdma/ib_verbs.h>
 
 #include "comp.h"
@@ -257,17 +256,11 @@ void sroce_rx_drain(void)
 		napi_synchronize(&per_cpu_ptr(&sroce_rx_batches, cpu)->napi);
 }
 
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
-static struct net_device *sroce_rx_dummy_alloc(void)
-{
-	return alloc_netdev_dummy(0);
-}
-
-static void sroce_rx_dummy_free(struct net_device *dev)
-{
-	free_netdev(dev);
-}
-#else
+/*
+ * Embedded in memory of its own rather than alloc_netdev_dummy()'s (6.10
+ * on), so that one way serves 6.1 and 6.12: it is never registered and
+ * has no private area, and init_dummy_netdev() sets up all NAPI needs.
+ */
 static struct net_device *sroce_rx_dummy_alloc(void)
 {
 	struct net_device *dev = kzalloc(sizeof(*dev), GFP_KERNEL);
@@ -276,12 +269,6 @@ static struct net_device *sroce_rx_dummy_alloc(void)
 		init_dummy_netdev(dev);
 	return dev;
 }
-
-static void sroce_rx_dummy_free(struct net_device *dev)
-{
-	kfree(dev);
-}
-#endif
 
 /**
  * sroce_rx_init() - set up each CPU's batch
@@ -322,5 +309,5 @@ void sroce_rx_exit(void)
 		napi_disable(&b->napi);
 		netif_napi_del(&b->napi);
 	}
-	sroce_rx_dummy_free(sroce_rx_napi_dev);
+	kfree(sroce_rx_napi_dev);
 }
