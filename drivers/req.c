@@ -458,6 +458,32 @@ static int sroce_req_send_rd(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	return 0;
 }
 
+/*
+ * Is the WQE after cur a send or write, posted and sound, that this run
+ * goes on with once cur's last packet is out? Then that packet need not
+ * ask for an ACK: a later one of the run does, and ACKs are cumulative.
+ * It is fetched here if it was not yet (the run would fetch it next).
+ * Anything else after a message, or nothing, stops the requester, or
+ * waits for this message's ACK (a Local Invalidate), so the ACK is asked
+ * for now.
+ */
+static bool sroce_req_data_follows(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *next;
+
+	if (READ_ONCE(qp->state) != IB_QPS_RTS)
+		return false;
+	if (req->cur + 1 == req->head &&
+	    (READ_ONCE(qp->sq.q.hdr->prod) == req->head ||
+	     sroce_req_fetch(qp) <= 0))
+		return false;
+	next = sroce_swqe_at(qp, req->cur + 1);
+	return !next->status && !next->done &&
+	       next->wire_op != SROCE_REQ_LOCAL &&
+	       !sroce_msg_is_rd(next->wire_op);
+}
+
 /* One packet of a send or write. */
 static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe)
 {
@@ -474,8 +500,10 @@ static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	/*
 	 * Counted from the last request, not by PSN: a message's first PSN is
 	 * anything, so a PSN rule would ask twice in most 64-packet messages.
+	 * A message the run follows with another asks for none at its end.
 	 */
-	ack_req = rc && (last || req->noack + 1 >= SROCE_ACK_EVERY);
+	ack_req = rc && ((last && !sroce_req_data_follows(qp)) ||
+			 req->noack + 1 >= SROCE_ACK_EVERY);
 	err = sroce_req_packet(qp, swqe, op, req->off, len, ack_req);
 	if (err)
 		return err;

@@ -198,13 +198,20 @@ static int sroce_rx_poll(struct napi_struct *napi, int budget)
  * Does nobody wait for @pkt? A first or middle packet of a message, to a
  * connected QP, that asks for no ACK: neither its requester nor the
  * process reading the message can go on before the message's later
- * packets arrive, and they take it with them.
+ * packets arrive, and they take it with them. Nor an RC send or write
+ * that asks for no ACK, even a message's last: its requester asks on a
+ * later packet of the same run (req.c), which follows it at once and
+ * takes it along.
  */
 static bool sroce_rx_may_wait(const struct sroce_pkt *pkt)
 {
+	if (pkt->ack_req || pkt->qpn == SROCE_MCAST_QPN)
+		return false;
+	if (pkt->mask & SROCE_QPT_RC && pkt->mask & SROCE_REQUEST &&
+	    pkt->mask & (SROCE_SEND | SROCE_WRITE))
+		return true;
 	return pkt->mask & (SROCE_FIRST | SROCE_MIDDLE) &&
-	       !(pkt->mask & SROCE_LAST) && !pkt->ack_req &&
-	       pkt->qpn != SROCE_MCAST_QPN;
+	       !(pkt->mask & SROCE_LAST);
 }
 
 /**
