@@ -16,9 +16,10 @@ struct work_struct;
 /* Unacknowledged packets a QP may have on the wire. */
 #define SROCE_MAX_INFLIGHT	256
 /*
- * A requester asks for an ACK on the last packet of each message and, in a
- * longer one, once in this many packets: as rdma_rxe does, so a 64-packet
- * message costs the responder one ACK and the requester one interrupt.
+ * A requester asks for an ACK on the last packet of a message that nothing
+ * queued follows, and once in this many packets: as rdma_rxe does within a
+ * message, so a 64-packet message costs the responder one ACK and the
+ * requester one interrupt.
  */
 #define SROCE_ACK_EVERY		64
 /* Response packets a read asked for again may ask for at once. */

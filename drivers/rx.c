@@ -7,9 +7,10 @@
  * and counted.
  *
  * A packet in the middle of a message that asks for no ACK is one nobody
- * waits for: it waits, in its CPU's batch, for the packets after it. The
- * first packet anybody waits for (a message's last, an ACK request, an
- * answer that ends a message, anything else) takes the batch with it, and
+ * waits for, and so is an RC send or write packet that asks for none: it
+ * waits, in its CPU's batch, for the packets after it. The first packet
+ * anybody waits for (an ACK request, an answer that ends a message,
+ * anything else) takes the batch with it, and
  * consecutive packets for one QP go to it as a run: one lookup, one lock,
  * one look at what the answers allow (resp.c, comp.c), as a listified
  * receive path does for the stack. A bulk transfer so moves in runs of up
