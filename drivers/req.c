@@ -459,20 +459,25 @@ static int sroce_req_send_rd(struct sroce_qp *qp, struct sroce_swqe *swqe)
 }
 
 /*
- * Is the WQE after cur a send or write, posted and sound, that this run
- * goes on with once cur's last packet is out? Then that packet need not
- * ask for an ACK: a later one of the run does, and ACKs are cumulative.
- * It is fetched here if it was not yet (the run would fetch it next).
- * Anything else after a message, or nothing, stops the requester, or
- * waits for this message's ACK (a Local Invalidate), so the ACK is asked
- * for now.
+ * Does this run go on, right after cur's last packet, with the next WQE, a
+ * send or write posted and sound? Then that packet need not ask for an
+ * ACK: a later one of the run does, and ACKs are cumulative. The next WQE
+ * is fetched here if it was not yet (the run would fetch it next).
+ * Anything else after a message, or nothing, or a run that stops here
+ * (its budget, the netdev's queue or the window full, a fence), has it
+ * ask now: the responder holds a packet that asks for nothing until one
+ * that does comes, and a Local Invalidate waits for this ACK.
  */
-static bool sroce_req_data_follows(struct sroce_qp *qp)
+static bool sroce_req_data_follows(struct sroce_qp *qp, bool last_turn)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *next;
 
-	if (READ_ONCE(qp->state) != IB_QPS_RTS)
+	if (last_turn || READ_ONCE(qp->state) != IB_QPS_RTS)
+		return false;
+	if (atomic_read(&qp->ref->inflight) + 1 >= SROCE_INFLIGHT_HIGH ||
+	    sroce_psn_cmp(sroce_psn_add(req->psn, 1),
+			  sroce_psn_add(req->acked, SROCE_MAX_INFLIGHT)) >= 0)
 		return false;
 	if (req->cur + 1 == req->head &&
 	    (READ_ONCE(qp->sq.q.hdr->prod) == req->head ||
@@ -481,11 +486,16 @@ static bool sroce_req_data_follows(struct sroce_qp *qp)
 	next = sroce_swqe_at(qp, req->cur + 1);
 	return !next->status && !next->done &&
 	       next->wire_op != SROCE_REQ_LOCAL &&
-	       !sroce_msg_is_rd(next->wire_op);
+	       !sroce_msg_is_rd(next->wire_op) &&
+	       !(next->wqe.send_flags & IB_SEND_FENCE && req->rd_out);
 }
 
-/* One packet of a send or write. */
-static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe)
+/*
+ * One packet of a send or write; @last_turn: the run's budget ends with
+ * it.
+ */
+static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe,
+			       bool last_turn)
 {
 	struct sroce_req *req = &qp->req;
 	u32 len = min(swqe->len - req->off, req->mtu);
@@ -502,7 +512,7 @@ static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	 * anything, so a PSN rule would ask twice in most 64-packet messages.
 	 * A message the run follows with another asks for none at its end.
 	 */
-	ack_req = rc && ((last && !sroce_req_data_follows(qp)) ||
+	ack_req = rc && ((last && !sroce_req_data_follows(qp, last_turn)) ||
 			 req->noack + 1 >= SROCE_ACK_EVERY);
 	err = sroce_req_packet(qp, swqe, op, req->off, len, ack_req);
 	if (err)
@@ -593,8 +603,12 @@ static void sroce_req_number(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	req->psn = sroce_psn_add(swqe->first_psn, req->off / req->mtu);
 }
 
-/* Sends the next packet of the WQE at cur; 0 or why it could not. */
-static int sroce_req_step(struct sroce_qp *qp, struct sroce_swqe *swqe)
+/*
+ * Sends the next packet of the WQE at cur, the run's last if @last_turn;
+ * 0 or why it could not.
+ */
+static int sroce_req_step(struct sroce_qp *qp, struct sroce_swqe *swqe,
+			  bool last_turn)
 {
 	struct sroce_req *req = &qp->req;
 	int err;
@@ -605,7 +619,7 @@ static int sroce_req_step(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	if (sroce_msg_is_rd(swqe->wire_op))
 		err = sroce_req_send_rd(qp, swqe);
 	else
-		err = sroce_req_send_data(qp, swqe);
+		err = sroce_req_send_data(qp, swqe, last_turn);
 	if (err)
 		return err;
 	if (sroce_psn_cmp(req->psn, req->max_psn) > 0)
@@ -788,7 +802,7 @@ enum sroce_req_stop sroce_req_run(struct sroce_qp *qp, unsigned int budget)
 			budget--;
 			continue;
 		}
-		ret = sroce_req_step(qp, swqe);
+		ret = sroce_req_step(qp, swqe, budget == 1);
 		if (ret == -EAGAIN || ret == -ENOMEM) {
 			stop = ret == -ENOMEM ? SROCE_REQ_BUDGET :
 			       SROCE_REQ_BLOCKED;
