@@ -135,7 +135,7 @@ static int sroce_mw_check_mr(const struct sroce_mr *mr, const struct ib_pd *pd,
  */
 static int sroce_mw_do_bind(struct sroce_mr *mw, struct sroce_mr *mr,
 			    const struct sroce_qp *qp,
-			    const struct sroce_send_wqe *w)
+			    const struct sroce_send_wqe *w, bool *was_bound)
 {
 	unsigned long flags;
 	int err = 0;
@@ -146,6 +146,7 @@ static int sroce_mw_do_bind(struct sroce_mr *mw, struct sroce_mr *mr,
 	else if (mr && !atomic_inc_unless_negative(&mr->nr_mw))
 		err = -EINVAL;		/* being deregistered */
 	if (!err) {
+		*was_bound = mw->valid;
 		sroce_mw_unbind_locked(mw);
 		mw->parent = mr;
 		mw->iova = w->wr.bind.addr;
@@ -177,6 +178,7 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	const struct ib_pd *pd = qp->ibqp.pd;
 	struct sroce_mr *mw, *mr = NULL;
+	bool was_bound = false;
 	int err = -EINVAL;
 
 	lockdep_assert_held(&qp->sq_lock);
@@ -197,7 +199,14 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 		if (err)
 			goto out;
 	}
-	err = sroce_mw_do_bind(mw, mr, qp, w);
+	err = sroce_mw_do_bind(mw, mr, qp, w, &was_bound);
+	/*
+	 * A type 1 window rebound (or bound to nothing): accesses through the
+	 * old binding still copying on other CPUs end before the bind
+	 * completes, as they do before an invalidation does.
+	 */
+	if (was_bound)
+		sroce_mw_wait_cpus();
 out:
 	if (mr)
 		sroce_mr_put(mr);
@@ -333,8 +342,9 @@ static int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 }
 
 /*
- * Unfindable first, so that no bind or access is under way, then unbound,
- * which lets its MR be deregistered.
+ * Unfindable first, so that no bind or access starts, then unbound, which
+ * lets its MR be deregistered once the accesses through it that are still
+ * copying have ended.
  */
 static int sroce_dealloc_mw(struct ib_mw *ibmw)
 {
@@ -345,6 +355,7 @@ static int sroce_dealloc_mw(struct ib_mw *ibmw)
 	spin_lock_irqsave(&mw->mw_lock, flags);
 	sroce_mw_unbind_locked(mw);
 	spin_unlock_irqrestore(&mw->mw_lock, flags);
+	sroce_mw_wait_cpus();
 	kfree_rcu(mw, rcu);
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 
+#include "device.h"
 #include "limits.h"
 #include "mr.h"
 #include "mw.h"
@@ -397,6 +398,64 @@ static void mw_invalidate_waits_for_copies(struct kunit *test)
 	del_mr(test, mw);
 }
 
+/*
+ * A type 1 window bound to nothing (a zero-length bind) while a responder
+ * on another CPU (the timer) still copies through its old binding: the
+ * bind must not complete before the copy ends.
+ */
+static void mw_type1_unbind_waits_for_copies(struct kunit *test)
+{
+	struct sroce_dev *sdev = kunit_kzalloc(test, sizeof(*sdev), GFP_KERNEL);
+	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct sroce_send_wqe w = {};
+	struct inv_ctx ctx = {};
+	struct sroce_mr *mw;
+	struct ib_pd pd;
+	struct sroce_mr parent = user_mr(&pd, 0x1000, 0x1000,
+					 IB_ACCESS_REMOTE_WRITE |
+					 IB_ACCESS_LOCAL_WRITE |
+					 IB_ACCESS_MW_BIND);
+	int err;
+
+	KUNIT_ASSERT_NOT_NULL(test, sdev);
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	sroce_mr_table_init(&sdev->mrs);
+	mw = kzalloc(sizeof(*mw), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mw);
+	KUNIT_ASSERT_EQ(test, sroce_mr_table_add(&sdev->mrs, mw), 0);
+	bind_type2(mw, &parent, &pd, 0);
+	mw->mw_type = IB_MW_TYPE_1;
+	qp->ibqp.device = &sdev->ibdev;
+	qp->ibqp.pd = &pd;
+	spin_lock_init(&qp->sq_lock);
+
+	local_bh_disable();
+	ctx.mr = sroce_mw_get_mr(sroce_mr_lookup(&sdev->mrs, mw->key),
+				 &qp->ibqp, mw->key, 0x1000, 8,
+				 IB_ACCESS_REMOTE_WRITE);
+	local_bh_enable();
+	KUNIT_ASSERT_PTR_EQ(test, ctx.mr, &parent);
+
+	w.opcode = IB_UVERBS_WR_BIND_MW;
+	w.wr.bind.mw_rkey = mw->key;
+	w.wr.bind.new_rkey = mw->key;
+	hrtimer_init(&ctx.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	ctx.timer.function = inv_copy_done;
+	hrtimer_start(&ctx.timer, ms_to_ktime(50), HRTIMER_MODE_REL_HARD);
+	spin_lock_bh(&qp->sq_lock);
+	err = sroce_mw_bind(qp, &w);
+	spin_unlock_bh(&qp->sq_lock);
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(ctx.left));
+	hrtimer_cancel(&ctx.timer);
+	sroce_mr_put(&parent);
+
+	KUNIT_EXPECT_FALSE(test, mw->valid);
+	KUNIT_EXPECT_EQ(test, atomic_read(&parent.nr_mw), 0);
+	sroce_mr_table_del(&sdev->mrs, mw);
+	kfree_rcu(mw, rcu);
+}
+
 static void check_range_edges(struct kunit *test)
 {
 	struct ib_pd pd;
@@ -689,6 +748,7 @@ static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(invalidate_waits_for_copies),
 	KUNIT_CASE(mw_type2_bound_to_qp_not_number),
 	KUNIT_CASE(mw_invalidate_waits_for_copies),
+	KUNIT_CASE(mw_type1_unbind_waits_for_copies),
 	KUNIT_CASE(check_range_edges),
 	KUNIT_CASE(check_range_at_top),
 	KUNIT_CASE(check_dma_mr),
