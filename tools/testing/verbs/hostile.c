@@ -566,8 +566,9 @@ static int mode_scribble(void)
 
 /* ---- bindinval --------------------------------------------------------- */
 
-#define PAIRS		16	/* bind/invalidate pairs per chain */
-#define CHAINS		4	/* chains in flight: 4 * 32 WQEs of 256 */
+#define PAIRS		32	/* bind/invalidate pairs per chain */
+#define CHAINS		48	/* chains in flight: 48 * 64 WQEs of 4096 */
+#define SQ_SLOTS	4096	/* never empty while the threads post */
 
 static struct {
 	struct ibv_cq *cq;
@@ -660,7 +661,7 @@ static int mode_bindinval(void)
 	bi.mr = reg(g.pd, bi.buf, BUF, IBV_ACCESS_LOCAL_WRITE |
 		    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
 	bi.cq = mk_cq(64);
-	bi.qp = mk_qp(IBV_QPT_UC, bi.cq, 256, 1);
+	bi.qp = mk_qp(IBV_QPT_UC, bi.cq, SQ_SLOTS, 1);
 	/* Aimed at itself: nothing it sends would leave the host anyway. */
 	connect_to(bi.qp, bi.qp->qp_num);
 	run_threads(fn, ARRAY_SIZE(fn), g.seconds, 1);
