@@ -467,10 +467,11 @@ static void scribble_once(unsigned int *seed)
 	size_t off = SROCE_QUEUE_HDR_BYTES + rnd(seed) % (entries / 64) * 64;
 	size_t room = ring->len - off;
 	uint8_t *p = ring->base + off;
+	uint32_t flip;
 
 	if (room > 256)
 		room = 256;
-	switch (rnd(seed) % 6) {
+	switch (rnd(seed) % 7) {
 	case 0:
 		__atomic_store_n(&h->prod, edge_index(seed, h->prod),
 				 __ATOMIC_RELEASE);
@@ -494,6 +495,17 @@ static void scribble_once(unsigned int *seed)
 		break;
 	case 4:
 		*(uint32_t *)(p + rnd(seed) % (room / 4) * 4) = edge_u32(seed);
+		break;
+	case 5:
+		/*
+		 * The producer index flipped between two values: a kernel
+		 * that goes round again whenever it sees the index move,
+		 * without counting the turn, would spin here.
+		 */
+		flip = h->prod;
+		for (off = 0; off < 4096; off++)
+			__atomic_store_n(&h->prod, flip + (off & 1),
+					 __ATOMIC_RELEASE);
 		break;
 	default:
 		for (off = 0; off < room; off += 4)
