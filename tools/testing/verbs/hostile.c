@@ -16,6 +16,9 @@
  *              QPs are made anew every round.
  * bindinval    two threads post memory window bind / local invalidate
  *              pairs on one UC QP aimed at itself, as fast as they can.
+ * bindring     the same flood written straight into the send rings, the
+ *              way any process may, by two threads each on its own QP:
+ *              the kernel gets more than a poster through libsroce gives.
  * destroyrace  QPs, MRs and CQs are destroyed while traffic between two QPs
  *              is in flight and threads post and poll on what remains.
  * fork         fork() with registered memory and live QPs: the child
@@ -555,6 +558,25 @@ static void run_threads(void *(**fn)(void *), unsigned int n, double secs,
 		pthread_join(t[i], NULL);
 }
 
+/* As run_threads(), each thread given its own argument. */
+static void run_threads_arg(void *(**fn)(void *), unsigned int n,
+			    double secs, void **arg)
+{
+	pthread_t t[16];
+	unsigned int i;
+	double end = now() + secs;
+
+	atomic_store(&stop, false);
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, fn[i], arg[i]))
+			die("pthread_create failed");
+	while (now() < end)
+		usleep(10000);
+	atomic_store(&stop, true);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
 static int mode_scribble(void)
 {
 	void *(*fn[])(void *) = { scribble_poster, scribble_poster,
@@ -684,6 +706,149 @@ static int mode_bindinval(void)
 	       bi.pairs, now() - start, bi.pairs / (now() - start));
 	ibv_destroy_qp(bi.qp);
 	ibv_destroy_cq(bi.cq);
+	ibv_dereg_mr(bi.mr);
+	return 0;
+}
+
+/*
+ * bindring: the same flood written straight into the send ring, as any
+ * process may: no provider, no completions to wait for, only the
+ * consumer index to watch for room. Each thread owns a UC QP aimed at
+ * itself and one type 2 window. The entry stride is learnt from two
+ * entries the provider writes first.
+ */
+#define RAW_MAGIC	0x686f7374696c6531ULL	/* "hostile1" */
+
+struct raw_sq {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_mw *mw;
+	struct ring sq;
+	uint32_t stride, slots;
+	unsigned long pairs, rings;
+};
+
+static void raw_setup(struct raw_sq *r, unsigned int i)
+{
+	struct ring before[MAX_MAPS], after[MAX_MAPS], fresh[MAX_MAPS];
+	struct ibv_sge sge = { (uintptr_t)bi.buf, 8, bi.mr->lkey };
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr wr[2] = {}, *bad;
+	uint8_t *at[2] = {};
+	int nb, na, k;
+	size_t off;
+
+	r->cq = mk_cq(64);
+	nb = uverbs_maps(before);
+	r->qp = mk_qp(IBV_QPT_UC, r->cq, SQ_SLOTS, 1);
+	na = uverbs_maps(after);
+	if (new_maps(before, nb, after, na, fresh) != 2)
+		die("a UC QP is not two new uverbs mappings");
+	connect_to(r->qp, r->qp->qp_num);
+	if (ibv_post_recv(r->qp, &rwr, &rbad))
+		die("ibv_post_recv: %s", strerror(errno));
+	r->sq = fresh[hdr(&fresh[0])->prod == 1];
+	r->mw = ibv_alloc_mw(g.pd, IBV_MW_TYPE_2);
+	if (!r->mw)
+		die("ibv_alloc_mw(type 2): %s", strerror(errno));
+	/* A real pair through the provider, to learn where entries lie. */
+	wr[0].wr_id = RAW_MAGIC;
+	wr[0].opcode = IBV_WR_BIND_MW;
+	wr[0].bind_mw.mw = r->mw;
+	wr[0].bind_mw.rkey = ibv_inc_rkey(r->mw->rkey);
+	wr[0].bind_mw.bind_info.mr = bi.mr;
+	wr[0].bind_mw.bind_info.addr = (uintptr_t)bi.buf + i * 4096;
+	wr[0].bind_mw.bind_info.length = 4096;
+	wr[0].bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = RAW_MAGIC + 1;
+	wr[1].opcode = IBV_WR_LOCAL_INV;
+	wr[1].invalidate_rkey = wr[0].bind_mw.rkey;
+	if (ibv_post_send(r->qp, wr, &bad))
+		die("ibv_post_send(bind/invalidate): %s", strerror(errno));
+	for (off = SROCE_QUEUE_HDR_BYTES; off + 8 <= r->sq.len; off += 8) {
+		uint64_t v;
+
+		memcpy(&v, r->sq.base + off, 8);
+		for (k = 0; k < 2; k++)
+			if (v == RAW_MAGIC + k && !at[k])
+				at[k] = r->sq.base + off;
+	}
+	if (!at[0] || at[1] <= at[0] || hdr(&r->sq)->prod != 2)
+		die("cannot find the provider's entries in the send ring");
+	r->stride = at[1] - at[0];
+	for (r->slots = SQ_SLOTS; (size_t)r->slots * 2 * r->stride <=
+	     r->sq.len - SROCE_QUEUE_HDR_BYTES; r->slots *= 2)
+		;
+}
+
+static void *bindring_thread(void *arg)
+{
+	struct raw_sq *r = arg;
+	struct sroce_queue_hdr *h = hdr(&r->sq);
+	uint8_t *first = r->sq.base + SROCE_QUEUE_HDR_BYTES;
+	struct sroce_send_wqe bind, inv;
+	uint32_t prod = h->prod, rkey = ibv_inc_rkey(r->mw->rkey);
+
+	memcpy(&bind, first, sizeof(bind));
+	memcpy(&inv, first + r->stride, sizeof(inv));
+	while (!atomic_load(&stop)) {
+		uint32_t cons = __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE);
+
+		while (prod - cons + 2 <= r->slots) {
+			rkey = ibv_inc_rkey(rkey);
+			bind.wr.bind.new_rkey = rkey;
+			inv.ex.invalidate_rkey = rkey;
+			memcpy(first + (prod & (r->slots - 1)) * r->stride,
+			       &bind, sizeof(bind));
+			memcpy(first + ((prod + 1) & (r->slots - 1)) *
+			       r->stride, &inv, sizeof(inv));
+			prod += 2;
+			r->pairs++;
+			if (r->pairs % 16 == 0)
+				break;
+		}
+		__atomic_store_n(&h->prod, prod, __ATOMIC_RELEASE);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&h->flags, __ATOMIC_RELAXED) &
+		    SROCE_QUEUE_F_DOORBELL) {
+			if (doorbell(r->qp))
+				die("doorbell: %s", strerror(errno));
+			r->rings++;
+		}
+	}
+	return NULL;
+}
+
+static int mode_bindring(void)
+{
+	void *(*fn[])(void *) = { bindring_thread, bindring_thread };
+	struct raw_sq r[2];
+	struct ibv_wc wc;
+	unsigned int i;
+	double start = now();
+	int n = 0;
+
+	memset(r, 0, sizeof(r));
+	bi.buf = buf_alloc(BUF);
+	bi.mr = reg(g.pd, bi.buf, BUF, IBV_ACCESS_LOCAL_WRITE |
+		    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
+	for (i = 0; i < 2; i++)
+		raw_setup(&r[i], i);
+	run_threads_arg(fn, 2, g.seconds, (void *[]){ &r[0], &r[1] });
+	for (i = 0; i < 2; i++) {
+		/* Unsignaled all along: a completion here is an error. */
+		n += ibv_poll_cq(r[i].cq, 1, &wc);
+		ibv_destroy_qp(r[i].qp);
+		ibv_destroy_cq(r[i].cq);
+		ibv_dealloc_mw(r[i].mw);
+	}
+	if (n)
+		die("a bind or invalidate failed: %s",
+		    ibv_wc_status_str(wc.status));
+	printf(TOOL ": bindring OK: pairs %lu in %.1f s, doorbells %lu\n",
+	       r[0].pairs + r[1].pairs, now() - start,
+	       r[0].rings + r[1].rings);
 	ibv_dereg_mr(bi.mr);
 	return 0;
 }
@@ -1053,6 +1218,7 @@ static const struct {
 } modes[] = {
 	{ "scribble", mode_scribble },
 	{ "bindinval", mode_bindinval },
+	{ "bindring", mode_bindring },
 	{ "destroyrace", mode_destroyrace },
 	{ "fork", mode_fork },
 	{ "kill", mode_kill },
@@ -1060,7 +1226,7 @@ static const struct {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: " TOOL " scribble|bindinval|destroyrace|fork|kill"
+	fprintf(stderr, "usage: " TOOL " scribble|bindinval|bindring|destroyrace|fork|kill"
 		" -d DEV -g GID_INDEX [-s SECONDS] [-t TIMEOUT] [-r READY_FILE]\n");
 	exit(1);
 }
