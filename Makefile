@@ -90,7 +90,7 @@ engines-full: module provider
 	$(PYTEST) --full tools/testing/guest/test_engines.py tools/testing/guest/test_fabric.py
 
 # The hostile local process (tools/testing/verbs/hostile.c) for a minute
-# per mode on SMP guests (test_hostile.py's full_only tests), about 9
+# per mode on SMP guests (test_hostile.py's full_only tests), about 10
 # minutes under TCG; make check runs each mode for a second. With
 # SROCE_GUEST=guest-debug it runs on the debug kernel.
 hostile-full: module provider tools

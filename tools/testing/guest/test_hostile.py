@@ -22,7 +22,7 @@ ibv_rc_pingpong -c to guest B.
 
 make check runs each mode for a second (test_hostile: about 50 s on a
 busy host); `make hostile-full` runs them for a minute each and ten kills
-(the tests marked full_only, --full: about 9 minutes). Under --driver rxe
+(the tests marked full_only, --full: about 10 minutes). Under --driver rxe
 they are skipped: scribble writes over libsroce's rings.
 """
 import time
