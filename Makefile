@@ -21,7 +21,8 @@ SROCE_WERROR ?= 0
 KBUILD := $(MAKE) -C $(KDIR) M=$(TOP) CONFIG_SROCE=m SROCE_WERROR=$(SROCE_WERROR)
 
 .PHONY: all module provider tools setup demo check kunit sparse checkpatch install uninstall clean \
-	bench perftest perftest-full engines-full check-debug deb package-check
+	bench perftest perftest-full engines-full hostile-full check-debug deb \
+	package-check
 
 all: module provider tools
 
@@ -87,6 +88,13 @@ perftest-full: module provider
 # under TCG.
 engines-full: module provider
 	$(PYTEST) --full tools/testing/guest/test_engines.py tools/testing/guest/test_fabric.py
+
+# The hostile local process (tools/testing/verbs/hostile.c) for a minute
+# per mode on SMP guests (test_hostile.py's full_only tests), about 10
+# minutes under TCG; make check runs each mode for a second. With
+# SROCE_GUEST=guest-debug it runs on the debug kernel.
+hostile-full: module provider tools
+	$(PYTEST) --full tools/testing/guest/test_hostile.py
 
 # The guest tests on guests booting a debug kernel (KASAN, lockdep, kmemleak,
 # debug objects, lockup detectors: scripts/debug.config), built once from
