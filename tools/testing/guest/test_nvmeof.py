@@ -108,7 +108,7 @@ def test_fio_table(bench):
                 if bad:
                     failed.append(f"round {rnd + 1}: {bad}")
                 else:
-                    samples.setdefault((engine, test), []).append(value)
+                    samples.setdefault((engine, test), {})[rnd] = value
             _down(bench, engine, dev)
     load.append(os.getloadavg())
     text = (f"NVMe-oF over fio, {ROUNDS} rounds, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())},"

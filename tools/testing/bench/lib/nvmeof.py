@@ -270,27 +270,37 @@ def active_mtu(g, dev):
 # ---- the table ----------------------------------------------------------------
 
 def medians(samples):
-    """{(engine, test): [figures]} -> {(engine, test): median}."""
-    return {k: statistics.median(v) for k, v in samples.items() if v}
+    """{(engine, test): {round: figure}} -> {(engine, test): median}."""
+    return {k: statistics.median(v.values()) for k, v in samples.items() if v}
+
+
+def paired_ratio(samples, test, engine, other):
+    """The median over rounds of engine's figure / other's in the same
+    round: the engines of a round ran minutes apart, under the same load
+    (which other work on the host makes vary from round to round)."""
+    mine, theirs = samples.get((engine, test), {}), samples.get((other, test), {})
+    ratios = [mine[r] / theirs[r] for r in mine if theirs.get(r)]
+    return statistics.median(ratios) if ratios else None
 
 
 def table(samples, engines=("sroce", "rxe", "tcp")):
-    """Markdown rows, one per test: the engines' medians (and rounds),
-    sroce/rxe and sroce/nvme-tcp (higher is better for every figure)."""
+    """Markdown rows, one per test: each engine's median over rounds (its
+    range and count), and sroce's ratios to rxe and to nvme-tcp, each the
+    median of the per-round ratios (higher is better for every figure).
+    samples: {(engine, test): {round: figure}}."""
     med = medians(samples)
     lines = ["| engine | test | sroce | rxe | sroce/rxe | nvme-tcp | sroce/tcp |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
-    for test, (_, _, what, _) in TESTS.items():
+    for test, (rw, _, what, _) in TESTS.items():
         unit = UNITS[what]
         cells = []
         for e in engines:
-            v = med.get((e, test))
-            n = len(samples.get((e, test), []))
-            cells.append(f"{v:.1f} {unit} (n={n})" if v is not None else "-")
-        s, x, t = (med.get((e, test)) for e in engines)
-        ratio = [f"{s / o:.2f}" if s and o else "-" for o in (x, t)]
-        name = f"{test} iodepth {IODEPTH}" + (", verify=crc32c" if TESTS[test][0] == "write"
-                                              else "")
-        lines.append(f"| NVMe-oF fio | {name} | {cells[0]} | {cells[1]} | {ratio[0]} | "
-                     f"{cells[2]} | {ratio[1]} |")
+            v = samples.get((e, test), {})
+            cells.append(f"{med[(e, test)]:.1f} {unit} ({min(v.values()):.1f}-"
+                         f"{max(v.values()):.1f}, n={len(v)})" if v else "-")
+        ratios = [paired_ratio(samples, test, engines[0], o) for o in engines[1:]]
+        ratios = [f"{r:.2f}" if r is not None else "-" for r in ratios]
+        name = f"{test} iodepth {IODEPTH}" + (", verify=crc32c" if rw == "write" else "")
+        lines.append(f"| NVMe-oF fio | {name} | {cells[0]} | {cells[1]} | {ratios[0]} | "
+                     f"{cells[2]} | {ratios[1]} |")
     return "\n".join(lines)

@@ -139,20 +139,29 @@ class TestTraffic(unittest.TestCase):
 
 class TestTable(unittest.TestCase):
     def test_medians_and_ratios(self):
-        s = {("sroce", "randread 4k"): [600, 650, 700], ("rxe", "randread 4k"): [300, 325, 400],
-             ("tcp", "randread 4k"): [500, 470, 460],
-             ("sroce", "read 128k"): [16.0, 17.0], ("rxe", "read 128k"): [8.0, 9.0]}
+        s = {("sroce", "randread 4k"): {0: 600, 1: 650, 2: 700},
+             ("rxe", "randread 4k"): {0: 300, 1: 325, 2: 400},
+             ("tcp", "randread 4k"): {0: 500, 1: 470, 2: 460},
+             ("sroce", "read 128k"): {0: 16.0, 1: 17.0}, ("rxe", "read 128k"): {0: 8.0, 2: 9.0}}
         t = nvmeof.table(s).splitlines()
         self.assertEqual(len(t), 2 + len(nvmeof.TESTS))
         row = t[2].rstrip(" |").split(" | ")
-        self.assertIn("650.0 IOPS (n=3)", row[2])
-        self.assertEqual(row[4], "2.00")
-        self.assertEqual(row[6], "1.38")
-        # medians of two: the mean of both; no nvme-tcp figure: "-".
+        self.assertEqual(row[2], "650.0 IOPS (600.0-700.0, n=3)")
+        # Per round: 2.0, 2.0, 1.75; 1.2, 1.38, 1.52.
+        self.assertEqual((row[4], row[6]), ("2.00", "1.38"))
+        # Only round 0 has both; no nvme-tcp figure: "-".
         row = t[3].rstrip(" |").split(" | ")
-        self.assertIn("16.5 MB/s (n=2)", row[2])
-        self.assertEqual((row[4], row[5]), ("1.94", "-"))
+        self.assertEqual(row[2], "16.5 MB/s (16.0-17.0, n=2)")
+        self.assertEqual((row[4], row[5], row[6]), ("2.00", "-", "-"))
         self.assertIn("verify=crc32c", t[4])
+        self.assertEqual(t[4].count(" - "), 5)
+
+    def test_paired_beats_ratio_of_medians(self):
+        # Load falls round by round: each round sroce is twice rxe.
+        s = {("sroce", "read 128k"): {0: 2.0, 1: 20.0, 2: 200.0},
+             ("rxe", "read 128k"): {0: 1.0, 1: 10.0, 2: 100.0}}
+        self.assertEqual(nvmeof.paired_ratio(s, "read 128k", "sroce", "rxe"), 2.0)
+        self.assertIsNone(nvmeof.paired_ratio(s, "read 128k", "sroce", "tcp"))
 
 
 if __name__ == "__main__":
