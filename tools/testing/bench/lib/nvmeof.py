@@ -125,8 +125,7 @@ def fio_cmd(test, seconds=5, size_mib=None, device=DEVICE, iodepth=IODEPTH):
            f"--rw={rw} --bs={bs} --iodepth={iodepth} --output-format=json {extra}")
     if rw == "write":
         return cmd + (f" --size={size_mib}M" if size_mib else "")
-    # randread may wander the whole disk; the reads then start at once.
-    return cmd + f" --runtime={seconds} --ramp_time=0"
+    return cmd + f" --runtime={seconds}"
 
 
 def parse(out):
