@@ -83,11 +83,14 @@ perftest-full: module provider
 		PERFTEST_LAT_ITERS=$${PERFTEST_LAT_ITERS:-20}; \
 		$(PYTEST) tools/testing/guest/test_perftest.py
 
-# The engines at full size: UCX's whole matrix and fi_pingpong's sizes
-# (tests marked full_only, which make check leaves out), about 12 minutes
-# under TCG.
+# The engines at full size: UCX's whole matrix, fi_pingpong's sizes and
+# the NVMe-oF fio table (sroce, rxe and nvme-tcp interleaved, 3 rounds;
+# SROCE_FIO_ROUNDS= for more), tests marked full_only, which make check
+# leaves out; about 20 minutes under TCG. -rP prints each passing test's
+# figures and the table (also in build/logs/<run>/nvmeof-table.md).
 engines-full: module provider
-	$(PYTEST) --full tools/testing/guest/test_engines.py tools/testing/guest/test_fabric.py
+	$(PYTEST) --full -rP tools/testing/guest/test_engines.py tools/testing/guest/test_fabric.py \
+		tools/testing/guest/test_nvmeof.py
 
 # The hostile local process (tools/testing/verbs/hostile.c) for a minute
 # per mode on SMP guests (test_hostile.py's full_only tests), about 10
