@@ -591,10 +591,11 @@ static int mode_scribble(void)
 		run_threads(fn, ARRAY_SIZE(fn), 0.25, ++round);
 		scribble_teardown();
 	} while (now() < end);
-	printf(TOOL ": scribble OK: rounds %u scribbles %lu posted %lu "
-	       "post_errors %lu wc_ok %lu wc_error %lu doorbells %lu "
-	       "doorbell_errors %lu\n", round, sc.writes, sc.posted,
-	       sc.post_err, sc.wc_ok, sc.wc_err, sc.rings, sc.ring_err);
+	printf(TOOL ": scribble OK: rounds %u scribbles %lu posted %lu",
+	       round, sc.writes, sc.posted);
+	printf(" post_errors %lu wc_ok %lu wc_error %lu", sc.post_err,
+	       sc.wc_ok, sc.wc_err);
+	printf(" doorbells %lu doorbell_errors %lu\n", sc.rings, sc.ring_err);
 	return 0;
 }
 
@@ -1010,9 +1011,10 @@ static int mode_destroyrace(void)
 	do
 		dr_round(++round);
 	while (now() < end);
-	printf(TOOL ": destroyrace OK: rounds %lu posted %lu post_errors %lu "
-	       "wc_ok %lu wc_error %lu busy_cq %lu\n", dr_rounds, dr_posted,
-	       dr_post_err, dr_wc_ok, dr_wc_err, dr_busy);
+	printf(TOOL ": destroyrace OK: rounds %lu posted %lu post_errors %lu",
+	       dr_rounds, dr_posted, dr_post_err);
+	printf(" wc_ok %lu wc_error %lu busy_cq %lu\n", dr_wc_ok, dr_wc_err,
+	       dr_busy);
 	return 0;
 }
 
@@ -1111,8 +1113,9 @@ static int mode_fork(void)
 		for (i = 0; i < BUF && fk.dst[i] == pattern(iter, i); i++)
 			;
 		if (i < BUF) {
-			printf("iteration %u (child variant %u): byte %zu is %#x, "
-			       "not %#x\n", iter, variant, i, fk.dst[i],
+			printf("iteration %u (child variant %u):", iter,
+			       variant);
+			printf(" byte %zu is %#x, not %#x\n", i, fk.dst[i],
 			       pattern(iter, i));
 			bad++;
 		}
@@ -1224,10 +1227,13 @@ static const struct {
 	{ "kill", mode_kill },
 };
 
-static void usage(void)
+static void print_usage(void)
 {
-	fprintf(stderr, "usage: " TOOL " scribble|bindinval|bindring|destroyrace|fork|kill"
-		" -d DEV -g GID_INDEX [-s SECONDS] [-t TIMEOUT] [-r READY_FILE]\n");
+	static const char modes[] =
+		"scribble|bindinval|bindring|destroyrace|fork|kill";
+
+	fprintf(stderr, "usage: " TOOL " %s -d DEV -g GID_INDEX", modes);
+	fprintf(stderr, " [-s SECONDS] [-t TIMEOUT] [-r READY_FILE]\n");
 	exit(1);
 }
 
@@ -1238,12 +1244,12 @@ int main(int argc, char **argv)
 	int opt;
 
 	if (argc < 2)
-		usage();
+		print_usage();
 	for (m = 0; m < ARRAY_SIZE(modes); m++)
 		if (!strcmp(argv[1], modes[m].name))
 			break;
 	if (m == ARRAY_SIZE(modes))
-		usage();
+		print_usage();
 	g.gid_index = -1;
 	g.seconds = 3;
 	optind = 2;
@@ -1265,11 +1271,11 @@ int main(int argc, char **argv)
 			g.ready = optarg;
 			break;
 		default:
-			usage();
+			print_usage();
 		}
 	}
 	if (!dev || g.gid_index < 0 || optind != argc)
-		usage();
+		print_usage();
 	/* kill runs until killed (or -s), so the bound must outlast it. */
 	if (g.seconds + 60 > timeout)
 		timeout = g.seconds + 60;
