@@ -211,6 +211,14 @@ static enum hrtimer_restart inv_copy_done(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
+/* The other CPU's copy of @ctx->mr ends 50 ms from now. */
+static void inv_copy_ends_later(struct inv_ctx *ctx)
+{
+	hrtimer_init(&ctx->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	ctx->timer.function = inv_copy_done;
+	hrtimer_start(&ctx->timer, ms_to_ktime(50), HRTIMER_MODE_REL_HARD);
+}
+
 static void invalidate_waits_for_copies(struct kunit *test)
 {
 	struct inv_ctx ctx = {};
@@ -231,9 +239,7 @@ static void invalidate_waits_for_copies(struct kunit *test)
 					     IB_ACCESS_REMOTE_WRITE), 0);
 	local_bh_enable();
 
-	hrtimer_init(&ctx.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	ctx.timer.function = inv_copy_done;
-	hrtimer_start(&ctx.timer, ms_to_ktime(50), HRTIMER_MODE_REL_HARD);
+	inv_copy_ends_later(&ctx);
 	local_bh_disable();
 	err = sroce_mr_table_invalidate(test->priv, &pd, ctx.mr->key, NULL);
 	local_bh_enable();
@@ -268,6 +274,13 @@ static struct sroce_mr user_mr(struct ib_pd *pd, u64 iova, u64 length,
 	};
 }
 
+/* A user MR of @pd on [0x1000, 0x2000) that windows may be bound to. */
+static struct sroce_mr window_parent(struct ib_pd *pd)
+{
+	return user_mr(pd, 0x1000, 0x1000, IB_ACCESS_REMOTE_WRITE |
+		       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_MW_BIND);
+}
+
 /*
  * Makes @mw a valid type 2 window of @pd on [0x1000, 0x1100) of @parent,
  * with remote write, bound to the QP whose serial is @serial.
@@ -300,10 +313,7 @@ static void mw_type2_bound_to_qp_not_number(struct kunit *test)
 	struct sroce_qp *new = kunit_kzalloc(test, sizeof(*new), GFP_KERNEL);
 	struct sroce_mr *mw = add_mr(test), *got;
 	struct ib_pd pd;
-	struct sroce_mr parent = user_mr(&pd, 0x1000, 0x1000,
-					 IB_ACCESS_REMOTE_WRITE |
-					 IB_ACCESS_LOCAL_WRITE |
-					 IB_ACCESS_MW_BIND);
+	struct sroce_mr parent = window_parent(&pd);
 
 	KUNIT_ASSERT_NOT_NULL(test, old);
 	KUNIT_ASSERT_NOT_NULL(test, new);
@@ -351,10 +361,7 @@ static void mw_invalidate_waits_for_copies(struct kunit *test)
 	struct sroce_mr *mw = add_mr(test);
 	struct inv_ctx ctx = {};
 	struct ib_pd pd;
-	struct sroce_mr parent = user_mr(&pd, 0x1000, 0x1000,
-					 IB_ACCESS_REMOTE_WRITE |
-					 IB_ACCESS_LOCAL_WRITE |
-					 IB_ACCESS_MW_BIND);
+	struct sroce_mr parent = window_parent(&pd);
 	int err;
 
 	KUNIT_ASSERT_NOT_NULL(test, qp);
@@ -369,9 +376,7 @@ static void mw_invalidate_waits_for_copies(struct kunit *test)
 	local_bh_enable();
 	KUNIT_ASSERT_PTR_EQ(test, ctx.mr, &parent);
 
-	hrtimer_init(&ctx.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	ctx.timer.function = inv_copy_done;
-	hrtimer_start(&ctx.timer, ms_to_ktime(50), HRTIMER_MODE_REL_HARD);
+	inv_copy_ends_later(&ctx);
 	local_bh_disable();
 	err = sroce_mr_table_invalidate(test->priv, &pd, mw->key, NULL);
 	local_bh_enable();
@@ -411,10 +416,7 @@ static void mw_type1_unbind_waits_for_copies(struct kunit *test)
 	struct inv_ctx ctx = {};
 	struct sroce_mr *mw;
 	struct ib_pd pd;
-	struct sroce_mr parent = user_mr(&pd, 0x1000, 0x1000,
-					 IB_ACCESS_REMOTE_WRITE |
-					 IB_ACCESS_LOCAL_WRITE |
-					 IB_ACCESS_MW_BIND);
+	struct sroce_mr parent = window_parent(&pd);
 	int err;
 
 	KUNIT_ASSERT_NOT_NULL(test, sdev);
@@ -439,9 +441,7 @@ static void mw_type1_unbind_waits_for_copies(struct kunit *test)
 	w.opcode = IB_UVERBS_WR_BIND_MW;
 	w.wr.bind.mw_rkey = mw->key;
 	w.wr.bind.new_rkey = mw->key;
-	hrtimer_init(&ctx.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	ctx.timer.function = inv_copy_done;
-	hrtimer_start(&ctx.timer, ms_to_ktime(50), HRTIMER_MODE_REL_HARD);
+	inv_copy_ends_later(&ctx);
 	spin_lock_bh(&qp->sq_lock);
 	err = sroce_mw_bind(qp, &w);
 	spin_unlock_bh(&qp->sq_lock);

@@ -539,26 +539,10 @@ static void *ringer(void *arg)
 	return NULL;
 }
 
-static void run_threads(void *(**fn)(void *), unsigned int n, double secs,
-			unsigned int seed)
-{
-	pthread_t t[16];
-	unsigned int i;
-	double end = now() + secs;
-
-	atomic_store(&stop, false);
-	for (i = 0; i < n; i++)
-		if (pthread_create(&t[i], NULL, fn[i],
-				   (void *)(uintptr_t)(seed * 16 + i)))
-			die("pthread_create failed");
-	while (now() < end)
-		usleep(10000);
-	atomic_store(&stop, true);
-	for (i = 0; i < n; i++)
-		pthread_join(t[i], NULL);
-}
-
-/* As run_threads(), each thread given its own argument. */
+/*
+ * Runs the @n threads @fn for @secs seconds, each given its own argument
+ * @arg[i], then stops and joins them.
+ */
 static void run_threads_arg(void *(**fn)(void *), unsigned int n,
 			    double secs, void **arg)
 {
@@ -575,6 +559,18 @@ static void run_threads_arg(void *(**fn)(void *), unsigned int n,
 	atomic_store(&stop, true);
 	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
+}
+
+/* As run_threads_arg(), thread i given the seed @seed * 16 + i. */
+static void run_threads(void *(**fn)(void *), unsigned int n, double secs,
+			unsigned int seed)
+{
+	void *arg[16];
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		arg[i] = (void *)(uintptr_t)(seed * 16 + i);
+	run_threads_arg(fn, n, secs, arg);
 }
 
 static int mode_scribble(void)
