@@ -21,7 +21,7 @@ SROCE_WERROR ?= 0
 KBUILD := $(MAKE) -C $(KDIR) M=$(TOP) CONFIG_SROCE=m SROCE_WERROR=$(SROCE_WERROR)
 
 .PHONY: all module provider tools setup demo check kunit sparse checkpatch install uninstall clean \
-	bench perftest perftest-full engines-full check-debug deb package-check
+	bench perftest perftest-full engines-full fuzz-full check-debug deb package-check
 
 all: module provider tools
 
@@ -87,6 +87,16 @@ perftest-full: module provider
 # under TCG.
 engines-full: module provider
 	$(PYTEST) --full tools/testing/guest/test_engines.py tools/testing/guest/test_fabric.py
+
+# 10^6 hostile frames (tools/testing/guest/test_fuzz.py, whose short
+# slice make check runs): 20 seeded rounds of 30000 transport frames and
+# 1820 of each of the 11 below-transport classes, then sroce-integrity.
+# SROCE_FUZZ_SEED= picks the first round's seed (docs/HARDENING.md).
+fuzz-full: module provider tools
+	export SROCE_FUZZ_ROUNDS=$${SROCE_FUZZ_ROUNDS:-20} \
+		SROCE_FUZZ_FRAMES=$${SROCE_FUZZ_FRAMES:-30000} \
+		SROCE_FUZZ_BELOW=$${SROCE_FUZZ_BELOW:-1820}; \
+		$(PYTEST) tools/testing/guest/test_fuzz.py
 
 # The guest tests on guests booting a debug kernel (KASAN, lockdep, kmemleak,
 # debug objects, lockup detectors: scripts/debug.config), built once from
