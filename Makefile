@@ -89,13 +89,13 @@ engines-full: module provider
 	$(PYTEST) --full tools/testing/guest/test_engines.py tools/testing/guest/test_fabric.py
 
 # 10^6 hostile frames (tools/testing/guest/test_fuzz.py, whose short
-# slice make check runs): 20 seeded rounds of 30000 transport frames and
-# 1820 of each of the 11 below-transport classes, then sroce-integrity.
+# slice make check runs): 10 seeded rounds of 60000 transport frames and
+# 3640 of each of the 11 below-transport classes, then sroce-integrity.
 # SROCE_FUZZ_SEED= picks the first round's seed (docs/HARDENING.md).
 fuzz-full: module provider tools
-	export SROCE_FUZZ_ROUNDS=$${SROCE_FUZZ_ROUNDS:-20} \
-		SROCE_FUZZ_FRAMES=$${SROCE_FUZZ_FRAMES:-30000} \
-		SROCE_FUZZ_BELOW=$${SROCE_FUZZ_BELOW:-1820}; \
+	export SROCE_FUZZ_ROUNDS=$${SROCE_FUZZ_ROUNDS:-10} \
+		SROCE_FUZZ_FRAMES=$${SROCE_FUZZ_FRAMES:-60000} \
+		SROCE_FUZZ_BELOW=$${SROCE_FUZZ_BELOW:-3640}; \
 		$(PYTEST) tools/testing/guest/test_fuzz.py
 
 # The guest tests on guests booting a debug kernel (KASAN, lockdep, kmemleak,
