@@ -91,12 +91,14 @@ engines-full: module provider
 # 10^6 hostile frames (tools/testing/guest/test_fuzz.py, whose short
 # slice make check runs): 10 seeded rounds of 60000 transport frames and
 # 3640 of each of the 11 below-transport classes, then sroce-integrity.
-# SROCE_FUZZ_SEED= picks the first round's seed (docs/HARDENING.md).
+# SROCE_FUZZ_SEED= picks the first round's seed (docs/HARDENING.md); -s
+# shows each round's seed as it starts, and the table at the end (also
+# written to build/fuzz-table.md).
 fuzz-full: module provider tools
 	export SROCE_FUZZ_ROUNDS=$${SROCE_FUZZ_ROUNDS:-10} \
 		SROCE_FUZZ_FRAMES=$${SROCE_FUZZ_FRAMES:-60000} \
 		SROCE_FUZZ_BELOW=$${SROCE_FUZZ_BELOW:-3640}; \
-		$(PYTEST) tools/testing/guest/test_fuzz.py
+		$(PYTEST) -s tools/testing/guest/test_fuzz.py
 
 # The guest tests on guests booting a debug kernel (KASAN, lockdep, kmemleak,
 # debug objects, lockup detectors: scripts/debug.config), built once from

@@ -293,15 +293,19 @@ def integrity(bench, dev_a, dev_b):
 
 
 def report(sent, by_class, verified, seconds):
-    """The run's table (docs/HARDENING.md keeps the full run's)."""
-    print(f"\n  fuzz: seeds {SEED}..{SEED + ROUNDS - 1}, {sum(sent.values())} frames in "
-          f"{seconds:.0f} s")
-    print("  | class | frames | counters that moved (sum over rounds) |")
-    print("  | --- | --- | --- |")
-    print(f"  | transport | {sent['transport']} | (above) |")
+    """The run's table, printed and written to build/fuzz-table.md
+    (docs/HARDENING.md keeps the full run's)."""
+    lines = [f"fuzz: seeds {SEED}..{SEED + ROUNDS - 1}, {sum(sent.values())} frames in "
+             f"{seconds:.0f} s", "",
+             "| class | frames | counters that moved (sum over rounds) |",
+             "| --- | --- | --- |",
+             f"| transport | {sent['transport']} | (above) |"]
     for cls in CLASSES:
         if cls in sent:
             moved_ = ", ".join(f"{k} {v}" for k, v in sorted(by_class.get(cls, {}).items()))
-            print(f"  | {cls} | {sent[cls]} | {moved_} |")
-    print(f"  | sroce-integrity | {verified} bytes verified | |")
-    print("  | kernel reports | 0 (the bench's kmsg gate) | |")
+            lines.append(f"| {cls} | {sent[cls]} | {moved_} |")
+    lines.append(f"| sroce-integrity | {verified} bytes verified | |")
+    lines.append("| kernel reports | 0 (the bench's kmsg gate) | |")
+    print("\n" + "\n".join("  " + x for x in lines))
+    with open("build/fuzz-table.md", "w") as f:
+        f.write("\n".join(lines) + "\n")
