@@ -42,7 +42,8 @@ SROCE_FUZZ_FRAMES (transport frames a round, 1000), SROCE_FUZZ_BELOW
 (frames of each below-transport class a round, 0 but in the last round:
 40). Round i uses seed SEED + i, printed with it: to replay round i alone,
 SROCE_FUZZ_SEED=<its seed> SROCE_FUZZ_ROUNDS=1 with the same FRAMES and
-BELOW (the QPs then meet it as new, not as the earlier rounds left them).
+BELOW (SROCE_FUZZ_BELOW=0 for a default run's rounds but the last; the
+QPs then meet it as new, not as the earlier rounds left them).
 """
 import json
 import os
