@@ -90,7 +90,8 @@ engines-full: module provider
 
 # 10^6 hostile frames (tools/testing/guest/test_fuzz.py, whose short
 # slice make check runs): 10 seeded rounds of 60000 transport frames and
-# 3640 of each of the 11 below-transport classes, then sroce-integrity.
+# 3640 of each of the 11 below-transport classes, then sroce-integrity:
+# about 32 minutes under TCG.
 # SROCE_FUZZ_SEED= picks the first round's seed (docs/HARDENING.md); -s
 # shows each round's seed as it starts, and the table at the end (also
 # written to build/fuzz-table.md).
