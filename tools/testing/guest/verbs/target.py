@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Live QPs and MRs for hostile frames to aim at, run inside a guest:
 
-    python3 -m tools.testing.guest.verbs.target DEV GID_INDEX DGID INFO GO
+    python3 -m tools.testing.guest.verbs.target DEV GID_INDEX DGID INFO GO [SECONDS]
 
 (from the repo top: it imports verbs/qp.py as part of the package)
 
@@ -10,8 +10,10 @@ device, which sends the frames), receives posted on each, on half of the
 RC QPs requests of their own outstanding (so acknowledgements have
 something to hit), and three MRs whose contents must survive: one
 remotely readable only, one with no remote access, one remotely writable
-whose rkey is never told. Writes INFO (JSON: QPNs, PSNs, rkeys,
-addresses, the secret patterns), then waits (bounded) for the file GO.
+whose rkey is never told. The MRs lie in one mapping, each between two
+canary pages that no MR covers (frames aimed just past an MR's edges
+meet them), which must survive too. Writes INFO (JSON: QPNs, PSNs, rkeys,
+addresses, the secret patterns), then waits (at most SECONDS, 900 unless told) for the file GO.
 Until then, each time a file INFO.revive.N appears (N = 1, 2, ...), it
 takes every QP in the error state back through RESET to RTS, as new,
 drains the CQ, and creates INFO.ready.N. At GO it reports, as one JSON
@@ -19,7 +21,9 @@ line: whether each MR still holds its pattern, the QPs revived, their
 states, the completions seen, and closes everything as a program would.
 """
 
+import ctypes
 import json
+import mmap
 import os
 import sys
 import time
@@ -46,6 +50,8 @@ PATTERNS = {"ro": b"sroce-RO", "none": b"sroce-NO", "rw": b"sroce-RW"}
 SINK_SLOT = 4096
 REQ_LEN = 3000
 SINK_PATTERN = b"sroce-SK"
+CANARY = b"sroce-CN"
+PAGE = mmap.PAGESIZE
 PATH_MTU = 1024     # qp.py's RTR path MTU
 ACCESS = {
     "ro": e.IBV_ACCESS_REMOTE_READ,
@@ -94,11 +100,18 @@ def post_requests(qp, sink):
 
 def main():
     dev, gid_index, dgid, info, go = sys.argv[1:6]
+    seconds = int(sys.argv[6]) if len(sys.argv) > 6 else 900
     b = Bench(dev, int(gid_index), dgid)
+    # [canary][ro][canary][none][canary][rw][canary]
+    stride = PAGE + MR_SIZE
+    area = mmap.mmap(-1, len(PATTERNS) * stride + PAGE)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(area))
+    area[:] = CANARY * (len(area) // len(CANARY))
     mrs = {}
-    for name, pattern in PATTERNS.items():
-        mrs[name] = MR(b.pd, MR_SIZE, ACCESS[name])
-        mrs[name].write(pattern * (MR_SIZE // len(pattern)), MR_SIZE)
+    for i, (name, pattern) in enumerate(PATTERNS.items()):
+        off = i * stride + PAGE
+        area[off:off + MR_SIZE] = pattern * (MR_SIZE // len(pattern))
+        mrs[name] = MR(b.pd, MR_SIZE, ACCESS[name], address=base + off)
     local = e.IBV_ACCESS_LOCAL_WRITE
     recv = MR(b.pd, 16 * 2048 * sum(QPS_PER_KIND.values()), local)
     sink = MR(b.pd, 3 * SINK_SLOT, local)
@@ -126,7 +139,8 @@ def main():
             "peer_qpn": PEER_QPN, "size": MR_SIZE,
             # What the fuzzer may aim at: the rw MR's key stays secret.
             "mrs": {n: [mrs[n].buf, mrs[n].rkey] for n in ("ro", "none")},
-            "secret": [p.decode() for n, p in PATTERNS.items() if n != "ro"],
+            "secret": [p.decode() for n, p in PATTERNS.items() if n != "ro"] +
+                      [CANARY.decode()],
             # RC QPs with a read outstanding: [QPN, the read's PSN, length].
             "reads": [[qp.qp_num, (SQ_PSN + 2 * -(-REQ_LEN // PATH_MTU)) & 0xFFFFFF,
                        REQ_LEN] for i, (kind, qp) in enumerate(qps)
@@ -145,7 +159,7 @@ def main():
                 return
 
     revived, rnd = 0, 1
-    deadline = time.monotonic() + 900
+    deadline = time.monotonic() + seconds
     while not os.path.exists(go) and time.monotonic() < deadline:
         if not os.path.exists(f"{info}.revive.{rnd}"):
             time.sleep(0.2)
@@ -169,6 +183,9 @@ def main():
         states[s] = states.get(s, 0) + 1
     intact = {n: mrs[n].read(MR_SIZE, 0) == p * (MR_SIZE // len(p))
               for n, p in PATTERNS.items()}
+    canary = CANARY * (PAGE // len(CANARY))
+    intact["canaries"] = all(area[i * stride:i * stride + PAGE] == canary
+                             for i in range(len(PATTERNS) + 1))
     # The sink, but for where reads may land.
     want = SINK_PATTERN * (3 * SINK_SLOT // len(SINK_PATTERN))
     got = bytearray(sink.read(3 * SINK_SLOT, 0))
