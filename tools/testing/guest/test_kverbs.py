@@ -8,9 +8,9 @@ posted with ib_post_send()/ib_post_recv(), kernel CQs, rdma_cm in the
 kernel, fast-registration MRs (IB_WR_REG_MR), Local Invalidate and Send
 with Invalidate, and RDMA READ/WRITE of kernel pages through rdma_rw.
 
-Each run writes 16 MiB of random data with O_DIRECT in 1 MiB I/Os, reads
-it back and compares, then does the same with 4 MiB in 4 KiB I/Os (4 and
-1 MiB under loss); it disconnects
+Each run writes 8 MiB of random data with O_DIRECT in 1 MiB I/Os, reads
+it back and compares, then does the same with 2 MiB in 4 KiB I/Os (4 and
+1 MiB under loss; fio's verified runs are test_nvmeof.py's); it disconnects
 and takes the target down, and then the sroce devices and the module
 must go away (nothing holds them). The set-up and take-down are
 tools/testing/bench/lib/nvmeof.py's (test_nvmeof.py's fio runs share
@@ -54,7 +54,7 @@ def nvme_over_sroce(bench, ip, loss=None, srq=False):
         res = b.run(f"rdma res show {dev['b']}").out
         assert (int(res.split(" srq ")[1].split()[0]) > 0) == srq, res
         # Under loss every drop costs a retransmit timeout: less data.
-        big, small = (4, 1) if loss else (16, 4)
+        big, small = (4, 1) if loss else (8, 2)
         r = a.run(HOST_IO.format(big=big, small=small), timeout=400, check=False)
         assert r.ok and "verified" in r.out, f"I/O failed (rc={r.rc}):\n{r.out}{r.err}"
     finally:
