@@ -37,7 +37,7 @@ frame. The canary pages around the MRs must hold, and sroce-integrity
 then verifies every byte of its traffic between the guests.
 
 Size and seeds (make check runs the default; `make fuzz-full` 10^6
-frames): SROCE_FUZZ_SEED (first round's seed, 0), SROCE_FUZZ_ROUNDS (4),
+frames): SROCE_FUZZ_SEED (first round's seed, 0), SROCE_FUZZ_ROUNDS (8),
 SROCE_FUZZ_FRAMES (transport frames a round, 1000), SROCE_FUZZ_BELOW
 (frames of each below-transport class a round, 0 but in the last round:
 40). Round i uses seed SEED + i, printed with it: to replay round i alone,
@@ -62,7 +62,7 @@ pytestmark = pytest.mark.kernel("6.12")
 SROCE_ONLY = "aims at sroce's transport"
 PATH_MTU = 1024    # qp.py's RTR path MTU
 SEED = int(os.environ.get("SROCE_FUZZ_SEED", "0"))
-ROUNDS = int(os.environ.get("SROCE_FUZZ_ROUNDS", "4"))
+ROUNDS = int(os.environ.get("SROCE_FUZZ_ROUNDS", "8"))
 FRAMES = int(os.environ.get("SROCE_FUZZ_FRAMES", "1000"))
 # Below-transport frames of each class in every round; unset, only the
 # last round sends them, DEFAULT_BELOW of each.
