@@ -186,6 +186,7 @@ def test_hostile_transport(bench):
                      f"{long_gid(b.ip)} {info} {go} {TIMEOUT}", timeout=TIMEOUT + 60)
     a.wait_for(f"test -e {info}", timeout=120)
     inf = json.loads(a.run(f"cat {info}").out)
+    print(f"  target up ({time.monotonic() - t_start:.1f} s)", flush=True)
 
     ready, stop = "/tmp/watch.ready", "/tmp/watch.stop"
     b.run(f"rm -f {ready} {stop}")
@@ -196,13 +197,21 @@ def test_hostile_transport(bench):
     cfg = {"info": inf, "mtu": PATH_MTU, "dst_mac": a.mac, "src_mac": b.mac,
            "src_ip": b.ip, "dst_ip": a.ip, "dst_ip6": a.ip6}
 
+    # One sender for the whole run, fed through two FIFOs.
+    fifo = "/tmp/fuzz.fifo"
+    b.run(f"rm -rf {fifo} && mkdir {fifo} && mkfifo {fifo}/req {fifo}/res")
+    sender = b.spawn(f"exec {tool} serve eth0 {fifo}/req {fifo}/res", timeout=TIMEOUT + 60)
+
     def send(seed, phase, count, sync=False):
         """count frames of phase from B; with sync, then a ping that comes
         back only once A has taken every frame before it."""
         c = dict(cfg, seed=seed, phase=phase, count=count)
         ping = f" && ping -c 1 -W 10 -q {a.ip}" if sync else ""
-        out = b.run(f"{tool} send eth0 '{json.dumps(c)}'{ping}", timeout=SEND_TIMEOUT).out
-        return json.loads(next(x for x in out.splitlines() if x.startswith("{")))
+        out = b.run(f"echo '{json.dumps(c)}' > {fifo}/req && cat {fifo}/res{ping}",
+                    timeout=SEND_TIMEOUT).out
+        r = json.loads(next(x for x in out.splitlines() if x.startswith("{")))
+        assert "error" not in r, f"fuzz sender, {phase} of seed {seed}: {r['error']}"
+        return r
 
     sent = {"transport": 0}
     by_class = {}       # class -> {counter: total delta}
@@ -214,8 +223,10 @@ def test_hostile_transport(bench):
             a.run(f"touch {info}.revive.{rnd}")
             a.wait_for(f"test -e {info}.ready.{rnd}", timeout=120)
         print(f"  round {rnd}: seed {seed}", end="", flush=True)
+        t_round = time.monotonic()
         r = send(seed, "transport", FRAMES)
-        print(f", {r['frames']} transport frames at {r['per_second']}/s", flush=True)
+        print(f", {r['frames']} transport frames at {r['per_second']}/s "
+              f"({time.monotonic() - t_round:.1f} s)", flush=True)
         sent["transport"] += r["frames"]
         rates.append(r["per_second"])
         below = int(BELOW) if BELOW is not None else \
@@ -223,6 +234,7 @@ def test_hostile_transport(bench):
         if not below:
             continue
         prev = all_counters(a, dev)
+        t_below = time.monotonic()
         for cls in CLASSES:
             # virtio-net's device drops VLANs the guest did not ask for
             # (VLAN 0 too), but for a promiscuous netdev: let them reach
@@ -241,7 +253,11 @@ def test_hostile_transport(bench):
             for k, v in d.items():
                 if k in DROPS + STACK_DROPS + TAKEN + STACK_SAW + ("rx_not_ours",):
                     acc[k] = acc.get(k, 0) + v
+        print(f"  round {rnd}: {len(CLASSES)} classes below the transport "
+              f"({time.monotonic() - t_below:.1f} s)", flush=True)
 
+    b.run(f"echo '{{\"phase\": \"quit\"}}' > {fifo}/req")
+    sender.wait(60)
     a.run(f"touch {go}")
     res = target.wait(120)
     assert res.rc == 0, res.out + res.err
@@ -272,7 +288,10 @@ def test_hostile_transport(bench):
     assert end == start, f"resources {end}, at start {start}"
     # The device still carries every byte between fresh QPs.
     dev_b = bench.attach(b)
+    t_check = time.monotonic()
     verified = integrity(bench, dev, dev_b)
+    print(f"  sroce-integrity: {verified} bytes ({time.monotonic() - t_check:.1f} s)",
+          flush=True)
     pingpong(bench, "ibv_rc_pingpong", [("v4", 65536)], dev={a.name: dev, b.name: dev_b})
     report(sent, by_class, verified, time.monotonic() - t_start)
 

@@ -78,5 +78,7 @@ def test_nvme_rdma_v6_srq(bench):
     nvme_over_sroce(bench, "v6", srq=True)
 
 
+# Recovery from loss is the driver's own: not again on 6.12.
+@pytest.mark.kernel()
 def test_nvme_rdma_under_loss(bench):
     nvme_over_sroce(bench, "v4", loss="1%")

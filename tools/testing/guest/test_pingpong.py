@@ -23,6 +23,8 @@ SIZES = [1, 100, 4096, 65536, 1000000]
 UD_SIZES = [1, 100, 1024]
 
 
+# Not on 6.12, where RC is test_fuzz's, test_cm's and test_kverbs' traffic.
+@pytest.mark.kernel()
 def test_rc_pingpong(bench):
     pingpong(bench, "ibv_rc_pingpong", [("v4", s) for s in SIZES] + [("v6", 65536)])
 

@@ -6,6 +6,11 @@ imports lib/roce.py from the package):
 
   fuzz send IFACE JSON         send frames described by JSON (see below),
                                print one JSON line of what was sent
+  fuzz serve IFACE REQ RES     the same for each JSON read from the FIFO
+                               REQ, its line written to the FIFO RES (or
+                               {"error": ...}), until {"phase": "quit"}:
+                               one process for a run's many sends, as
+                               starting Python takes a second under TCG
   fuzz watch IFACE READY STOP SECRET...
                                count the RoCEv2 frames arriving on IFACE
                                until the file STOP exists (READY is made
@@ -465,7 +470,8 @@ class Mmsghdr(ctypes.Structure):
 def send(iface, cfg):
     """cfg["phase"] "transport" (the default) sends count transport
     frames; a class of BELOW sends count frames of it (a fragment pair
-    counts as one). The random stream is the seed's and the phase's."""
+    counts as one). The random stream is the seed's and the phase's.
+    Returns what was sent, as a dict."""
     phase = cfg.get("phase", "transport")
     if phase != "transport":
         cfg = dict(cfg, seed=f"{cfg['seed']}:{phase}")
@@ -491,9 +497,25 @@ def send(iface, cfg):
             sent += 1
     out.flush()
     dt = time.monotonic() - t0
-    print(json.dumps({"phase": phase, "sent": sent, "frames": frames,
-                      "opcodes": len(opcodes), "seconds": round(dt, 3),
-                      "per_second": round(frames / dt) if dt else None}))
+    return {"phase": phase, "sent": sent, "frames": frames, "opcodes": len(opcodes),
+            "seconds": round(dt, 3), "per_second": round(frames / dt) if dt else None}
+
+
+def serve(iface, req, res):
+    """send() for each request read from the FIFO req; its answer goes to
+    the FIFO res. Each open waits for the other side: the request's writer
+    and the answer's reader."""
+    while True:
+        with open(req, encoding="ascii") as f:
+            cfg = json.loads(f.read())
+        if cfg.get("phase") == "quit":
+            return
+        try:
+            out = send(iface, cfg)
+        except Exception as e:  # the test shows it; the loop goes on
+            out = {"error": f"{type(e).__name__}: {e}"}
+        with open(res, "w", encoding="ascii") as f:
+            f.write(json.dumps(out) + "\n")
 
 
 def watch(iface, ready, stop, secrets):
@@ -521,7 +543,9 @@ def watch(iface, ready, stop, secrets):
 
 def main(argv):
     if len(argv) == 4 and argv[1] == "send":
-        send(argv[2], json.loads(argv[3]))
+        print(json.dumps(send(argv[2], json.loads(argv[3]))))
+    elif len(argv) == 5 and argv[1] == "serve":
+        serve(argv[2], argv[3], argv[4])
     elif len(argv) >= 5 and argv[1] == "watch":
         watch(argv[2], argv[3], argv[4], [x.encode() for x in argv[5:]])
     else:
