@@ -14,12 +14,12 @@ fraction of the 2^3 design: combos of even index in the environments of
 even bit parity (v4-1500-link, v6-9000-link, v6-1500-loop, v4-9000-loop),
 the others in the rest. Each combo so meets every value of every
 dimension, and every pair of values of any two dimensions; every
-environment meets send, write, read and atomics, RC and UC. One of a
-combo's four runs is `-a`, placed so that every environment has one
-(latency programs' across the link: a loopback round trip of every size
-on one vCPU takes twice as long). Its other runs are one size each, a
-different one each time, chosen not to be a multiple of the MTU (one
-byte, under one packet, just over one and several packets, 1 MB).
+environment meets send, write, read and atomics, RC and UC. One of an
+RC combo's four runs is `-a` (latency programs' across the link: a
+loopback round trip of every size on one vCPU takes twice as long); the
+other runs, and all of a UC combo's, are one size each, a different one
+each time, chosen not to be a multiple of the MTU (one byte, under one
+packet, just over one and several packets, 1 MB).
 Atomics have one size (8 bytes), FETCH_AND_ADD or CMP_AND_SWAP by the
 environment, so that each operation meets every value of every dimension.
 Iterations: -n 5 (perftest's minimum).
@@ -94,11 +94,12 @@ ENVS = [(("v4", "v6")[e & 1], (1500, 9000)[e >> 1 & 1], ("link", "loop")[e >> 2 
 # are half fractions of the 2^3 design in which every pair of values of
 # two dimensions occurs.
 EVEN = (0, 3, 5, 6)
-# The environment of each combo's -a run when make check runs it in its
-# half (the full matrix runs -a in all eight): bandwidth 6, 4, 5, 7, 0 and
-# latency 2, 3, 2, 3, 1, so every environment has one.
-ALL_ENV = (6, 4, 5, 7, 0,  # send_bw RC, UC, write_bw RC, UC, read_bw
-           2, 3, 2, 3, 1)  # send_lat RC, UC, write_lat RC, UC, read_lat
+# The environment of each RC combo's -a run when make check runs it in
+# its half (the full matrix runs -a everywhere); UC combos (None) run one
+# size in each of theirs: their segmentation is RC's, and an -a run costs
+# as much as five single sizes.
+ALL_ENV = (6, None, 5, None, 0,  # send_bw RC, UC, write_bw RC, UC, read_bw
+           2, None, 2, None, 1)  # send_lat RC, UC, write_lat RC, UC, read_lat
 # Single sizes for the runs without -a.
 SIZES = [1, 100, 1025, 4097, 12345, 65537, 1000000]
 
