@@ -22,6 +22,7 @@
 #include "pkt.h"
 #include "qp.h"
 #include "req.h"
+#include "trace.h"
 
 /*
  * Packets sent from the softirq an answer arrived in: as many as one ACK
@@ -213,6 +214,7 @@ static void sroce_comp_retry(struct sroce_qp *qp)
 	}
 	req->retry--;
 	sroce_count(sdev, SROCE_CNT_RETRANSMITS);
+	trace_sroce_retransmit(qp, req->acked, SROCE_RESEND_TIMEOUT);
 	/* A read or atomic asked for again: see sroce_req_rd_limit(). */
 	swqe = sroce_comp_oldest(qp);
 	if (swqe && sroce_msg_is_rd(swqe->wire_op))
@@ -238,6 +240,7 @@ static void sroce_comp_seq_nak(struct sroce_qp *qp, u32 psn)
 	if (sroce_comp_acked(qp, sroce_psn_add(psn, SROCE_BTH_PSN_MASK), true))
 		sroce_comp_progress(qp);
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RETRANSMITS);
+	trace_sroce_retransmit(qp, psn, SROCE_RESEND_SEQ_NAK);
 	sroce_req_rewind(qp);
 }
 
@@ -247,6 +250,7 @@ static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
 	struct sroce_req *req = &qp->req;
 
 	sroce_count(sdev, SROCE_CNT_RNR_NAK_RECEIVED);
+	trace_sroce_rnr_nak_received(qp, psn, timer);
 	sroce_comp_acked(qp, sroce_psn_add(psn, SROCE_BTH_PSN_MASK), true);
 	if (!req->rnr_retry) {
 		sroce_count(sdev, SROCE_CNT_RNR_RETRY_EXCEEDED);
@@ -257,6 +261,7 @@ static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
 	if (req->rnr_retry != 7)
 		req->rnr_retry--;
 	req->rnr_wait = true;
+	trace_sroce_retransmit(qp, psn, SROCE_RESEND_RNR_NAK);
 	sroce_req_rewind(qp);
 	mod_timer(&req->rnr_timer,
 		  jiffies + usecs_to_jiffies(sroce_rnr_usecs[timer & 31]));

@@ -9,6 +9,7 @@
 
 #include "counters.h"
 #include "device.h"
+#include "trace.h"
 
 struct sroce_counters {
 	u64 val[SROCE_NUM_COUNTERS];
@@ -46,15 +47,31 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 
 static_assert(ARRAY_SIZE(sroce_counter_descs) == SROCE_NUM_COUNTERS);
 
+/* The counters of packets dropped: each count is also a sroce_drop event. */
+#define SROCE_DROPS (BIT_ULL(SROCE_CNT_RX_BAD_HEADER) |			\
+		     BIT_ULL(SROCE_CNT_RX_BAD_ICRC) |			\
+		     BIT_ULL(SROCE_CNT_RX_NO_QP) |			\
+		     BIT_ULL(SROCE_CNT_RX_BAD_PKEY) |			\
+		     BIT_ULL(SROCE_CNT_RX_BAD_QKEY) |			\
+		     BIT_ULL(SROCE_CNT_RX_DUPLICATE) |			\
+		     BIT_ULL(SROCE_CNT_RX_OUT_OF_SEQ) |			\
+		     BIT_ULL(SROCE_CNT_RX_DROPPED) |			\
+		     BIT_ULL(SROCE_CNT_TX_DROPPED) |			\
+		     BIT_ULL(SROCE_CNT_RX_BAD_MAD))
+
+static_assert(SROCE_NUM_COUNTERS <= 64);
+
 /* Context: any; safe against preemption and interrupts. */
 void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
 {
-	this_cpu_inc(sdev->counters->val[c]);
+	sroce_count_add(sdev, c, 1);
 }
 
 void sroce_count_add(struct sroce_dev *sdev, enum sroce_counter c, u64 n)
 {
 	this_cpu_add(sdev->counters->val[c], n);
+	if (trace_sroce_drop_enabled() && SROCE_DROPS & BIT_ULL(c))
+		trace_sroce_drop(sdev, c, n);
 }
 
 /**

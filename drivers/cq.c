@@ -23,6 +23,7 @@
 #include "limits.h"
 #include "qp.h"
 #include "queue.h"
+#include "trace.h"
 
 #define SROCE_CQ_ARM_ANY	(SROCE_QUEUE_F_ARM_NEXT | \
 				 SROCE_QUEUE_F_ARM_SOLICITED)
@@ -175,6 +176,7 @@ int sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 	cq->prod++;
 	/* The entry is whole before the consumer can see it counted. */
 	smp_store_release(&q->hdr->prod, cq->prod);
+	trace_sroce_cqe(cq, entry);
 	/*
 	 * The consumer arms, then polls; we publish, then read the arm. A
 	 * full barrier on each side lets at least one of the two see the

@@ -33,6 +33,7 @@
 #include "net.h"
 #include "pkt.h"
 #include "rx.h"
+#include "trace.h"
 #include "wire.h"
 
 /* What follows a packet's payload: at most three pad bytes, the ICRC. */
@@ -155,6 +156,7 @@ static void sroce_rx_frame(struct sroce_dev *sdev, struct sk_buff *skb,
 	}
 	ether_addr_copy(pkt.smac, eth_hdr(skb)->h_source);
 	sroce_count(sdev, SROCE_CNT_RX_PACKETS);
+	trace_sroce_rx(sdev, pkt.bth, skb->len);
 	sroce_rx(sdev, &pkt);
 	return;
 drop:
@@ -544,6 +546,7 @@ int sroce_net_send(struct sroce_dev *sdev, struct sroce_burst *burst,
 	u8 *trailer;
 	int err;
 
+	trace_sroce_tx(sdev, bth, skb->len);
 	trailer = sroce_net_put_trailer(skb, pad);
 	if (unlikely(!trailer)) {
 		err = -ENOMEM;

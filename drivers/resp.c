@@ -30,6 +30,7 @@
 #include "qp.h"
 #include "resp.h"
 #include "srq.h"
+#include "trace.h"
 
 /* Answer packets sent from the softirq before the worker takes over. */
 #define SROCE_RESP_BUDGET_RX	32
@@ -173,12 +174,17 @@ static void sroce_resp_send_ack(struct sroce_qp *qp, u8 syn, u32 psn)
 		return;	/* as if lost: the requester retransmits */
 	sroce_resp_aeth(qp, skb, SROCE_OP_ACK, syn);
 	sroce_net_send(sdev, &qp->resp.burst, &qp->av, skb, qp->sport);
-	if ((syn & SROCE_SYN_TYPE_MASK) == SROCE_SYN_ACK)
+	switch (syn & SROCE_SYN_TYPE_MASK) {
+	case SROCE_SYN_ACK:
 		sroce_count(sdev, SROCE_CNT_ACK_SENT);
-	else if ((syn & SROCE_SYN_TYPE_MASK) == SROCE_SYN_RNR_NAK)
+		break;
+	case SROCE_SYN_RNR_NAK:
 		sroce_count(sdev, SROCE_CNT_RNR_NAK_SENT);
-	else
+		trace_sroce_rnr_nak_sent(qp, psn, syn & SROCE_SYN_VALUE_MASK);
+		break;
+	default:
 		sroce_count(sdev, SROCE_CNT_NAK_SENT);
+	}
 }
 
 /*

@@ -425,6 +425,29 @@ def step_sqd_drain(b, size=4 << 20):
     return out
 
 
+def step_rnr(b, size=64):
+    """RC loopback: a send to a QP that posted no receive. Each attempt
+    earns an RNR NAK; rts_attr's rnr_retry (6) runs out, and the send
+    completes with IBV_WC_RNR_RETRY_EXC_ERR."""
+    import time
+    from pyverbs.mr import MR
+    from pyverbs.wr import SendWR
+    qps = b.loopback_pair()
+    src = MR(b.pd, size, e.IBV_ACCESS_LOCAL_WRITE)
+    wr = SendWR(wr_id=88, opcode=e.IBV_WR_SEND, num_sge=1,
+                sg=[SGE(src.buf, size, src.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    qps[0].post_send(wr)
+    end = time.monotonic() + 60
+    wcs = []
+    while not wcs and time.monotonic() < end:
+        n, got = b.cq.poll(1)
+        wcs = got[:n]
+    return {"wcs": [[w.wr_id, w.status] for w in wcs],
+            "qpns": [qp.qp_num for qp in qps],
+            "rnr_retry_exc": e.IBV_WC_RNR_RETRY_EXC_ERR}
+
+
 def memcg_current():
     """memory.current of the cgroup (v2) this process is in."""
     path = open("/proc/self/cgroup").read().strip().split("::", 1)[1]
@@ -455,7 +478,7 @@ def step_memcg(b, n=8):
 
 STEPS = {"sqd_drain": step_sqd_drain, "memcg": step_memcg, "create": step_create, "walk": step_walk, "illegal": step_illegal,
          "query": step_query, "flush": step_flush, "srq": step_srq,
-         "restrack": step_restrack, "churn": step_churn}
+         "restrack": step_restrack, "churn": step_churn, "rnr": step_rnr}
 
 
 def main():
