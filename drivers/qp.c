@@ -381,9 +381,10 @@ static void sroce_qp_skb_done(struct sk_buff *skb)
  * stack reads that field as a struct ubuf_info only through skb_zcopy(),
  * i.e. when SKBFL_ZEROCOPY_ENABLE is set, which sroce never sets (its
  * fragments are only SKBFL_SHARED_FRAG): clones share the shared info and
- * pskb_expand_head() copies it, both unread without the flag (checked in
- * Linux 6.1's net/core/skbuff.c); the other readers (af_packet, xsk, sctp)
- * read it in their own skbs' destructors.
+ * pskb_expand_head() copies it, and GSO's skb_segment() would carry it
+ * over, all unread without the flag (checked in net/core/skbuff.c of
+ * Linux 6.1 and 6.12); the other readers (af_packet in 6.1, xsk, sctp,
+ * xen-netback, mhi_wwan) read it in skbs of their own.
  */
 void sroce_qp_own_skb(struct sroce_qp *qp, struct sk_buff *skb)
 {
