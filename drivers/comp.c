@@ -330,12 +330,37 @@ static void sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 }
 
 /* The read or atomic WQE an answer at @psn is for, if it is expected. */
+/* The requester went back because a response was missing, from @psn. */
+static void sroce_comp_resend(struct sroce_qp *qp, u32 psn)
+{
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RETRANSMITS);
+	trace_sroce_retransmit(qp, psn, SROCE_RESEND_LOST_RESPONSE);
+}
+
 static struct sroce_swqe *sroce_comp_rd_wqe(struct sroce_qp *qp, u32 psn)
 {
+	u32 before = sroce_psn_add(psn, SROCE_BTH_PSN_MASK);
 	struct sroce_swqe *swqe;
 
+	/* An answer to nothing sent is news of nothing. */
+	if (sroce_psn_cmp(psn, qp->req.max_psn) >= 0)
+		return NULL;
+	/*
+	 * The answer to a request after the oldest read or atomic: the
+	 * responder answers in PSN order, so what was left of that one's
+	 * answer was lost. Ask again now, once per gap, rather than when the
+	 * transport timer fires: a responder answers a repeated read or
+	 * atomic from its resources, whenever it comes.
+	 */
+	swqe = sroce_comp_oldest(qp);
+	if (swqe && swqe->sent && sroce_msg_is_rd(swqe->wire_op) &&
+	    sroce_psn_cmp(psn, swqe->last_psn) > 0) {
+		if (sroce_comp_acked(qp, before, true))
+			sroce_comp_resend(qp, swqe->first_psn);
+		return NULL;
+	}
 	/* An answer acknowledges every request before it. */
-	sroce_comp_acked(qp, sroce_psn_add(psn, SROCE_BTH_PSN_MASK), false);
+	sroce_comp_acked(qp, before, false);
 	swqe = sroce_comp_oldest(qp);
 	if (!swqe || !swqe->sent || !sroce_msg_is_rd(swqe->wire_op))
 		return NULL;
@@ -406,6 +431,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		    swqe->rewind_off != swqe->resp_off) {
 			swqe->rewind_off = swqe->resp_off;
 			sroce_req_rewind(qp);
+			sroce_comp_resend(qp, expect);
 		}
 		return;
 	}

@@ -17,6 +17,7 @@ enum sroce_trace_resend {
 	SROCE_RESEND_TIMEOUT,	/* the retransmit timer: silence */
 	SROCE_RESEND_SEQ_NAK,	/* the responder saw a gap */
 	SROCE_RESEND_RNR_NAK,	/* no receive WQE: again after the RNR wait */
+	SROCE_RESEND_LOST_RESPONSE,	/* a read response or atomic ACK missing */
 };
 #endif
 
@@ -73,6 +74,7 @@ TRACE_DEFINE_ENUM(IB_WC_GENERAL_ERR);
 TRACE_DEFINE_ENUM(SROCE_RESEND_TIMEOUT);
 TRACE_DEFINE_ENUM(SROCE_RESEND_SEQ_NAK);
 TRACE_DEFINE_ENUM(SROCE_RESEND_RNR_NAK);
+TRACE_DEFINE_ENUM(SROCE_RESEND_LOST_RESPONSE);
 
 /* The transport, BTH opcode bits 7..5 (IBTA 9.2.1). */
 #define sroce_trace_transport(op)					\
@@ -154,15 +156,15 @@ TRACE_EVENT(sroce_drop,
 	    TP_printk("%s reason=%s n=%llu", __entry->dev,
 		      __print_symbolic(__entry->reason,
 				       { SROCE_CNT_RX_BAD_HEADER, "rx_bad_header" },
-					       { SROCE_CNT_RX_BAD_ICRC, "rx_bad_icrc" },
-					       { SROCE_CNT_RX_NO_QP, "rx_no_qp" },
-					       { SROCE_CNT_RX_BAD_PKEY, "rx_bad_pkey" },
-					       { SROCE_CNT_RX_BAD_QKEY, "rx_bad_qkey" },
-					       { SROCE_CNT_RX_DUPLICATE, "rx_duplicate" },
-					       { SROCE_CNT_RX_OUT_OF_SEQ, "rx_out_of_seq" },
-					       { SROCE_CNT_RX_DROPPED, "rx_dropped" },
-					       { SROCE_CNT_TX_DROPPED, "tx_dropped" },
-					       { SROCE_CNT_RX_BAD_MAD, "rx_bad_mad" }),
+				       { SROCE_CNT_RX_BAD_ICRC, "rx_bad_icrc" },
+				       { SROCE_CNT_RX_NO_QP, "rx_no_qp" },
+				       { SROCE_CNT_RX_BAD_PKEY, "rx_bad_pkey" },
+				       { SROCE_CNT_RX_BAD_QKEY, "rx_bad_qkey" },
+				       { SROCE_CNT_RX_DUPLICATE, "rx_duplicate" },
+				       { SROCE_CNT_RX_OUT_OF_SEQ, "rx_out_of_seq" },
+				       { SROCE_CNT_RX_DROPPED, "rx_dropped" },
+				       { SROCE_CNT_TX_DROPPED, "tx_dropped" },
+				       { SROCE_CNT_RX_BAD_MAD, "rx_bad_mad" }),
 		      __entry->n)
 );
 
@@ -186,31 +188,31 @@ TRACE_EVENT(sroce_cqe,
 		      __entry->cq, __entry->qpn, __entry->wr_id,
 		      __print_symbolic(__entry->opcode,
 				       { IB_WC_SEND, "SEND" },
-					       { IB_WC_RDMA_WRITE, "RDMA_WRITE" },
-					       { IB_WC_RDMA_READ, "RDMA_READ" },
-					       { IB_WC_COMP_SWAP, "COMP_SWAP" },
-					       { IB_WC_FETCH_ADD, "FETCH_ADD" },
-					       { IB_WC_BIND_MW, "BIND_MW" },
-					       { IB_WC_LOCAL_INV, "LOCAL_INV" },
-					       { IB_WC_REG_MR, "REG_MR" },
-					       { IB_WC_RECV, "RECV" },
-					       { IB_WC_RECV_RDMA_WITH_IMM, "RECV_RDMA_WITH_IMM" }),
+				       { IB_WC_RDMA_WRITE, "RDMA_WRITE" },
+				       { IB_WC_RDMA_READ, "RDMA_READ" },
+				       { IB_WC_COMP_SWAP, "COMP_SWAP" },
+				       { IB_WC_FETCH_ADD, "FETCH_ADD" },
+				       { IB_WC_BIND_MW, "BIND_MW" },
+				       { IB_WC_LOCAL_INV, "LOCAL_INV" },
+				       { IB_WC_REG_MR, "REG_MR" },
+				       { IB_WC_RECV, "RECV" },
+				       { IB_WC_RECV_RDMA_WITH_IMM, "RECV_RDMA_WITH_IMM" }),
 		      __print_symbolic(__entry->status,
 				       { IB_WC_SUCCESS, "SUCCESS" },
-					       { IB_WC_LOC_LEN_ERR, "LOC_LEN_ERR" },
-					       { IB_WC_LOC_QP_OP_ERR, "LOC_QP_OP_ERR" },
-					       { IB_WC_LOC_PROT_ERR, "LOC_PROT_ERR" },
-					       { IB_WC_WR_FLUSH_ERR, "WR_FLUSH_ERR" },
-					       { IB_WC_MW_BIND_ERR, "MW_BIND_ERR" },
-					       { IB_WC_BAD_RESP_ERR, "BAD_RESP_ERR" },
-					       { IB_WC_LOC_ACCESS_ERR, "LOC_ACCESS_ERR" },
-					       { IB_WC_REM_INV_REQ_ERR, "REM_INV_REQ_ERR" },
-					       { IB_WC_REM_ACCESS_ERR, "REM_ACCESS_ERR" },
-					       { IB_WC_REM_OP_ERR, "REM_OP_ERR" },
-					       { IB_WC_RETRY_EXC_ERR, "RETRY_EXC_ERR" },
-					       { IB_WC_RNR_RETRY_EXC_ERR, "RNR_RETRY_EXC_ERR" },
-					       { IB_WC_REM_ABORT_ERR, "REM_ABORT_ERR" },
-					       { IB_WC_GENERAL_ERR, "GENERAL_ERR" }),
+				       { IB_WC_LOC_LEN_ERR, "LOC_LEN_ERR" },
+				       { IB_WC_LOC_QP_OP_ERR, "LOC_QP_OP_ERR" },
+				       { IB_WC_LOC_PROT_ERR, "LOC_PROT_ERR" },
+				       { IB_WC_WR_FLUSH_ERR, "WR_FLUSH_ERR" },
+				       { IB_WC_MW_BIND_ERR, "MW_BIND_ERR" },
+				       { IB_WC_BAD_RESP_ERR, "BAD_RESP_ERR" },
+				       { IB_WC_LOC_ACCESS_ERR, "LOC_ACCESS_ERR" },
+				       { IB_WC_REM_INV_REQ_ERR, "REM_INV_REQ_ERR" },
+				       { IB_WC_REM_ACCESS_ERR, "REM_ACCESS_ERR" },
+				       { IB_WC_REM_OP_ERR, "REM_OP_ERR" },
+				       { IB_WC_RETRY_EXC_ERR, "RETRY_EXC_ERR" },
+				       { IB_WC_RNR_RETRY_EXC_ERR, "RNR_RETRY_EXC_ERR" },
+				       { IB_WC_REM_ABORT_ERR, "REM_ABORT_ERR" },
+				       { IB_WC_GENERAL_ERR, "GENERAL_ERR" }),
 		      __entry->byte_len)
 );
 
@@ -229,8 +231,9 @@ TRACE_EVENT(sroce_retransmit,
 		      __entry->psn,
 		      __print_symbolic(__entry->why,
 				       { SROCE_RESEND_TIMEOUT, "timeout" },
-					       { SROCE_RESEND_SEQ_NAK, "seq_nak" },
-					       { SROCE_RESEND_RNR_NAK, "rnr_nak" }))
+				       { SROCE_RESEND_SEQ_NAK, "seq_nak" },
+				       { SROCE_RESEND_RNR_NAK, "rnr_nak" },
+				       { SROCE_RESEND_LOST_RESPONSE, "lost_response" }))
 );
 
 /* An RNR NAK (no receive WQE); @timer is the AETH's RNR timer code. */

@@ -8,7 +8,9 @@
  * over): every run must end within its budget, leaving the rest to the
  * worker. The completer, on an RC QP with one request outstanding: a NAK
  * or RNR NAK for a PSN outside the outstanding window changes nothing, and
- * an ACK after a rewind sends nothing it covers again.
+ * an ACK after a rewind sends nothing it covers again; with two reads
+ * outstanding, a response to the second sends the requester back to the
+ * rest of the first at once.
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
@@ -20,6 +22,7 @@
 #include "cq.h"
 #include "device.h"
 #include "mr.h"
+#include "opcode.h"
 #include "pkt.h"
 #include "qp.h"
 #include "req.h"
@@ -346,6 +349,103 @@ static void acked_wqes_not_sent_again(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->state, IB_QPS_RTS);
 }
 
+#define RD_PSN		200	/* the first of two 4 KiB reads, 4 packets each */
+
+/*
+ * Two reads of 4 KiB outstanding, the first answered up to its half.
+ * The netdev is full: a requester that sends stops before the first
+ * packet, and what it would send shows in req.cur and req.off.
+ */
+static struct req_fixture *rd_fixture(struct kunit *test)
+{
+	struct req_fixture *fx = rc_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *swqe;
+	u32 i;
+
+	qp->ref = kunit_kzalloc(test, sizeof(*qp->ref), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->ref);
+	atomic_set(&qp->ref->inflight, SROCE_INFLIGHT_HIGH);
+	post_local(fx, 1);
+	for (i = 0; i < 2; i++) {
+		swqe = sroce_swqe_at(qp, i);
+		memset(swqe, 0, sizeof(*swqe));
+		swqe->wqe.opcode = IB_WR_RDMA_READ;
+		swqe->wire_op = SROCE_OP_READ_REQ;
+		swqe->len = 4096;
+		swqe->first_psn = RD_PSN + 4 * i;
+		swqe->last_psn = RD_PSN + 4 * i + 3;
+		swqe->rewind_off = U32_MAX;
+		swqe->numbered = true;
+		swqe->sent = true;
+	}
+	sroce_swqe_at(qp, 0)->resp_off = 2048;
+	qp->req.head = 2;
+	qp->req.cur = 2;
+	qp->req.acked = RD_PSN + 2;
+	qp->req.psn = RD_PSN + 8;
+	qp->req.max_psn = RD_PSN + 8;
+	qp->req.rd_out = 2;
+	qp->attr.max_rd_atomic = 2;
+	return fx;
+}
+
+/* A read response header-only packet at @psn, to the completer. */
+static void read_response(struct req_fixture *fx, u8 opcode, u32 psn)
+{
+	struct {
+		struct sroce_bth bth;
+		struct sroce_aeth aeth;
+	} hdr = {};
+	struct sroce_pkt pkt = {
+		.bth = &hdr.bth,
+		.opcode = opcode,
+		.mask = sroce_opcode[opcode].mask,
+		.psn = psn,
+	};
+
+	sroce_comp_rx(fx->qp, &pkt);
+}
+
+/*
+ * Responses come in PSN order: the first response to the second read
+ * says the last two of the first were lost. The requester goes back to
+ * the first read's third packet at once, not when the transport timer
+ * fires, and only once for this gap: the second read's next response
+ * changes nothing.
+ */
+static void read_tail_lost_asked_again_at_once(struct kunit *test)
+{
+	struct req_fixture *fx = rd_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *first = sroce_swqe_at(qp, 0);
+
+	read_response(fx, SROCE_OP_READ_RESP_FIRST, RD_PSN + 4);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 2048U);
+	KUNIT_EXPECT_EQ(test, first->rewind_off, 2048U);
+	KUNIT_EXPECT_FALSE(test, first->done);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RETRANSMITS), 1ULL);
+
+	read_response(fx, SROCE_OP_READ_RESP_MIDDLE, RD_PSN + 5);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RETRANSMITS), 1ULL);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->state, IB_QPS_RTS);
+}
+
+/* A response past everything sent is no news of a loss. */
+static void read_response_past_window_ignored(struct kunit *test)
+{
+	struct req_fixture *fx = rd_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+
+	read_response(fx, SROCE_OP_READ_RESP_FIRST, RD_PSN + 8);
+	read_response(fx, SROCE_OP_READ_RESP_FIRST, RD_PSN + 5000);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 2U);
+	KUNIT_EXPECT_EQ(test, sroce_swqe_at(qp, 0)->rewind_off, U32_MAX);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RETRANSMITS), 0ULL);
+}
+
 static struct kunit_case req_cases[] = {
 	KUNIT_CASE(local_wqes_spend_budget),
 	KUNIT_CASE(stale_nak_ignored),
@@ -353,6 +453,8 @@ static struct kunit_case req_cases[] = {
 	KUNIT_CASE(outstanding_nak_fails),
 	KUNIT_CASE(sqd_to_sqd_takes_new_retries),
 	KUNIT_CASE(acked_wqes_not_sent_again),
+	KUNIT_CASE(read_tail_lost_asked_again_at_once),
+	KUNIT_CASE(read_response_past_window_ignored),
 	{}
 };
 
