@@ -77,17 +77,57 @@ err_count:
  * @mr: an MR sroce_mr_table_add() succeeded on
  *
  * On return no lookup can find @mr and every reference taken by one has
- * been put. Lookups may still be reading the memory under RCU: the caller
- * frees it with kfree_rcu().
+ * been put. The slot is freed only if it still holds @mr: a successor
+ * sroce_mr_table_replace() put there keeps it, and the key. Lookups may
+ * still be reading the memory under RCU: the caller frees it with
+ * kfree_rcu().
  *
  * Context: process; sleeps until in-flight users are done.
  */
 void sroce_mr_table_del(struct sroce_mr_table *t, struct sroce_mr *mr)
 {
-	xa_erase(&t->xa, sroce_key_index(mr->key));
+	/* Unless a re-registration put its successor in the slot. */
+	xa_cmpxchg(&t->xa, sroce_key_index(mr->key), mr, NULL, 0);
 	sroce_mr_put(mr);
 	wait_for_completion(&mr->done);
 	atomic_dec(&t->count);
+}
+
+/**
+ * sroce_mr_table_replace() - give a new MR an old one's key, in its place
+ * @t: the device's table
+ * @old: an MR sroce_mr_table_add() succeeded on
+ * @mr: a filled-in MR, not yet visible to anyone
+ *
+ * One store switches the slot: from then on a lookup of the key finds @mr,
+ * whole, and never @old; users that found @old before keep their
+ * reference, and sroce_mr_table_del() of @old, which must follow, waits
+ * for them without freeing the slot. @mr counts as registered meanwhile,
+ * beyond SROCE_MAX_MR if it must: @old gives its count back when deleted.
+ *
+ * Context: process.
+ * Return: 0, or -EINVAL (and a warning) when @old is not in its slot.
+ */
+int sroce_mr_table_replace(struct sroce_mr_table *t, struct sroce_mr *old,
+			   struct sroce_mr *mr)
+{
+	void *curr;
+
+	mr->key = old->key;
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->done);
+	atomic_inc(&t->count);
+
+	/* Replaces a present entry: nothing to allocate, nothing to fail. */
+	curr = xa_cmpxchg(&t->xa, sroce_key_index(old->key), old, mr,
+			  GFP_KERNEL);
+	if (WARN_ON_ONCE(curr != old)) {
+		atomic_dec(&t->count);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /**
@@ -523,14 +563,14 @@ static int sroce_mr_check_range(u64 start, u64 length, u64 iova)
 }
 
 /*
- * Makes a user MR of @ibpd over @umem, mapped at @iova, and publishes its
- * key. On success the MR owns @umem; on failure the caller still does.
+ * A user MR of @ibpd over @umem, mapped at @iova, not yet published. It
+ * holds @umem but does not own it until published: on failure, and if it
+ * is never published, the caller releases @umem and sroce_mr_unbuild()s it.
  */
-static struct sroce_mr *sroce_mr_create_user(struct ib_pd *ibpd, int access,
-					     struct ib_umem *umem, u64 iova,
-					     u64 length)
+static struct sroce_mr *sroce_mr_build_user(struct ib_pd *ibpd, int access,
+					    struct ib_umem *umem, u64 iova,
+					    u64 length)
 {
-	struct sroce_dev *sdev = to_sdev(ibpd->device);
 	struct sroce_mr *mr;
 	int err;
 
@@ -542,23 +582,27 @@ static struct sroce_mr *sroce_mr_create_user(struct ib_pd *ibpd, int access,
 	mr->length = length;
 
 	err = sroce_mr_list_pages(mr);
-	if (err)
-		goto err_free;
-	err = sroce_mr_table_add(&sdev->mrs, mr);
-	if (err)
-		goto err_free;
+	if (err) {
+		kvfree(mr->pages);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
 	return mr;
+}
 
-err_free:
-	kvfree(mr->pages);
+/* Frees an MR no lookup has ever seen, but not its umem. */
+static void sroce_mr_unbuild(struct sroce_mr *mr)
+{
+	if (!mr->borrowed)
+		kvfree(mr->pages);
 	kfree(mr);
-	return ERR_PTR(err);
 }
 
 static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start,
 				       u64 length, u64 iova, int access,
 				       struct ib_udata *udata)
 {
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
 	struct ib_umem *umem;
 	struct sroce_mr *mr;
 	int err;
@@ -579,12 +623,21 @@ static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);
 
-	mr = sroce_mr_create_user(ibpd, access, umem, iova, length);
+	mr = sroce_mr_build_user(ibpd, access, umem, iova, length);
 	if (IS_ERR(mr)) {
-		ib_umem_release(umem);
-		return ERR_CAST(mr);
+		err = PTR_ERR(mr);
+		goto err_umem;
+	}
+	err = sroce_mr_table_add(&sdev->mrs, mr);
+	if (err) {
+		sroce_mr_unbuild(mr);
+		goto err_umem;
 	}
 	return &mr->ibmr;
+
+err_umem:
+	ib_umem_release(umem);
+	return ERR_PTR(err);
 }
 
 /**
@@ -649,15 +702,13 @@ bool sroce_mr_keeps_pages(bool umem_writable, int access)
 }
 
 /*
- * The MR that takes over from @old, over the same pages: the table gives
- * it a new key. The pages stay @old's to free until the rereg succeeds.
+ * The MR that takes over from @old, over the same pages, not yet
+ * published. The pages stay @old's to free until the rereg succeeds.
  */
 static struct sroce_mr *sroce_mr_share_user(struct ib_pd *ibpd, int access,
 					    struct sroce_mr *old)
 {
-	struct sroce_dev *sdev = to_sdev(ibpd->device);
 	struct sroce_mr *mr;
-	int err;
 
 	mr = sroce_mr_alloc(ibpd, access, SROCE_MR_USER);
 	if (!mr)
@@ -669,12 +720,6 @@ static struct sroce_mr *sroce_mr_share_user(struct ib_pd *ibpd, int access,
 	mr->iova = old->iova;
 	mr->length = old->length;
 	mr->borrowed = true;
-
-	err = sroce_mr_table_add(&sdev->mrs, mr);
-	if (err) {
-		kfree(mr);
-		return ERR_PTR(err);
-	}
 	return mr;
 }
 
@@ -686,29 +731,37 @@ static struct sroce_mr *sroce_mr_share_user(struct ib_pd *ibpd, int access,
  * MR's PD, rights and pages without a lock, between a lookup and a put,
  * and sroce_mr_enter() and sroce_mr_leave() must agree on whether it may
  * carry windows. Instead the driver builds a new MR, as a registration
- * does, with a new key, and returns it: the core swaps it into the MR's
- * handle, answers with its keys, and destroys the old MR through
- * sroce_dereg_mr(), which unpublishes the old key and waits for the
- * accesses already holding it. Work requests and peers that still use the
- * old keys fail as they would after a deregistration; ones using the new
- * keys see only the new MR.
+ * does, and returns it: the core swaps it into the MR's handle, answers
+ * with its keys, and destroys the old MR through sroce_dereg_mr(), which
+ * waits for the accesses that found the old MR before it was replaced.
+ * When ibv_rereg_mr() returns, no access runs under the old PD, rights or
+ * pages.
  *
- * Without IB_MR_REREG_TRANS the new MR maps the same pages: it takes over
- * the old MR's pinned pages and their list, and the old MR, which the core
- * destroys before the new handle is committed, no longer frees them
- * (@borrowed). Only when the new rights may write and the pages were
- * pinned for reading are the same addresses pinned again.
+ * With IB_MR_REREG_TRANS the new MR has new pages and a new key: a work
+ * request or a peer still using the old key fails as after a
+ * deregistration, and cannot reach the new pages by mistake. A PD or
+ * rights change keeps the key, as hardware that rewrites its MR in place
+ * does and as applications (rdma-core's tests among them) expect: the new
+ * MR takes the old one's slot in the table in one store
+ * (sroce_mr_table_replace()), so a lookup finds one or the other, whole.
+ * It also takes over the old MR's pinned pages and their list, which the
+ * old MR then no longer frees (@borrowed); the core destroys the old MR
+ * before the new handle can be used. Only when the new rights may write
+ * and the pages were pinned for reading are the same addresses pinned
+ * again.
  *
  * A failure leaves the old MR as it was: everything that can fail happens
- * before the old MR is touched, and the last step, which closes the old MR
- * to new window binds (@nr_mw to -1, as deregistration does), fails with
- * -EBUSY while a window is bound, as deregistration does.
+ * before the old MR is touched. The step that closes the old MR to new
+ * window binds (@nr_mw to -1, as deregistration does) fails with -EBUSY
+ * while a window is bound, as deregistration does, and comes before the
+ * new MR is reachable by the old key.
  */
 static struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
 					 u64 start, u64 length, u64 iova,
 					 int access, struct ib_pd *ibpd,
 					 struct ib_udata *udata)
 {
+	struct sroce_mr_table *t = &to_sdev(ibmr->device)->mrs;
 	struct sroce_mr *old = to_smr(ibmr);
 	struct ib_umem *umem = NULL;
 	struct sroce_mr *mr;
@@ -728,7 +781,7 @@ static struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
 		return ERR_PTR(-EINVAL);
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = old->access;
-	/* Fails early; the cmpxchg() at the end is what counts. */
+	/* Fails early; the cmpxchg() below is what counts. */
 	if (atomic_read(&old->nr_mw))
 		return ERR_PTR(-EBUSY);
 
@@ -744,20 +797,34 @@ static struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
 		return ERR_CAST(umem);
 
 	if (umem)
-		mr = sroce_mr_create_user(ibpd, access, umem, iova, length);
+		mr = sroce_mr_build_user(ibpd, access, umem, iova, length);
 	else
 		mr = sroce_mr_share_user(ibpd, access, old);
 	if (IS_ERR(mr)) {
-		if (umem)
-			ib_umem_release(umem);
-		return ERR_CAST(mr);
+		err = PTR_ERR(mr);
+		goto err_umem;
 	}
 
-	/* No window may bind to the old MR from now on. */
-	if (atomic_cmpxchg(&old->nr_mw, 0, -1)) {
-		sroce_mr_table_del(&to_sdev(ibmr->device)->mrs, mr);
-		sroce_mr_free(mr);
-		return ERR_PTR(-EBUSY);
+	if (flags & IB_MR_REREG_TRANS) {
+		err = sroce_mr_table_add(t, mr);
+		if (err)
+			goto err_unbuild;
+		/* No window may bind to the old MR from now on. */
+		if (atomic_cmpxchg(&old->nr_mw, 0, -1)) {
+			sroce_mr_table_del(t, mr);
+			sroce_mr_free(mr);
+			return ERR_PTR(-EBUSY);
+		}
+	} else {
+		if (atomic_cmpxchg(&old->nr_mw, 0, -1)) {
+			err = -EBUSY;
+			goto err_unbuild;
+		}
+		err = sroce_mr_table_replace(t, old, mr);
+		if (err) {
+			atomic_set(&old->nr_mw, 0);
+			goto err_unbuild;
+		}
 	}
 	if (!umem) {
 		old->borrowed = true;
@@ -767,6 +834,13 @@ static struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	mr->ibmr.iova = mr->iova;
 	mr->ibmr.length = mr->length;
 	return &mr->ibmr;
+
+err_unbuild:
+	sroce_mr_unbuild(mr);
+err_umem:
+	if (umem)
+		ib_umem_release(umem);
+	return ERR_PTR(err);
 }
 
 /*

@@ -148,6 +148,8 @@ static inline bool sroce_mr_is_dma(const struct sroce_mr *mr)
 void sroce_mr_table_init(struct sroce_mr_table *t);
 int sroce_mr_table_add(struct sroce_mr_table *t, struct sroce_mr *mr);
 void sroce_mr_table_del(struct sroce_mr_table *t, struct sroce_mr *mr);
+int sroce_mr_table_replace(struct sroce_mr_table *t, struct sroce_mr *old,
+			   struct sroce_mr *mr);
 struct sroce_mr *sroce_mr_lookup(struct sroce_mr_table *t, u32 key);
 
 struct sroce_mr *sroce_mr_get_index(struct sroce_mr_table *t, u32 key);

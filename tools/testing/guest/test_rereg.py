@@ -36,4 +36,4 @@ def test_rereg_seen_by_peer(bench):
     assert cli.ok and res.ok, (f"client rc={cli.rc}\n{cli.out}{cli.err}"
                                f"server rc={res.rc}\n{res.out}{res.err}")
     last = cli.out.strip().splitlines()[-1]
-    assert last.startswith("sroce-rereg: OK: 11 of 11"), cli.out
+    assert last.startswith("sroce-rereg: OK: 13 of 13"), cli.out

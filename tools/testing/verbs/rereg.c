@@ -8,14 +8,17 @@
  * The server registers one MR over a buffer, OLD, and re-registers it
  * step by step: onto a second buffer, NEW (IBV_REREG_MR_CHANGE_TRANSLATION),
  * into a second PD and back (CHANGE_PD), without and with remote write
- * (CHANGE_ACCESS), and while a memory window is bound to it, which must be
- * refused with EBUSY and leave the MR as it was. Before each case it tells
+ * (CHANGE_ACCESS), while a memory window is bound to it, which must be
+ * refused with EBUSY and leave the MR as it was, onto NEW again pinned for
+ * reading and then made writable (the driver pins the pages again), and
+ * back onto OLD. A translation gives the MR new keys, a PD or rights
+ * change keeps them. Before each case it tells
  * the client an address, a key and whether the write must land; the two
  * connect a fresh pair of RC QPs in the server's first PD and the client
  * writes 64 bytes of the case's pattern.
  *
  * A write that must land completes successfully and changes exactly its
- * 64 bytes of NEW; one that must not (a key from before a re-registration,
+ * 64 bytes of the buffer the MR maps; one that must not (a key from before a re-registration,
  * the MR in the other PD, no remote write) completes with
  * IBV_WC_REM_ACCESS_ERR, puts the server's QP in error and changes no
  * byte of either buffer. One line per case; exit status 0 when every case
@@ -45,6 +48,9 @@ enum action {
 	A_WRITE,	/* remote write again, and memory windows */
 	A_BUSY,		/* bind a window; rereg must fail with EBUSY */
 	A_UNBIND,	/* free the window; rereg succeeds again */
+	A_TRANS_BACK,	/* NEW -> OLD */
+	A_TRANS_RO,	/* NEW again, pinned for reading: remote read only */
+	A_REPIN,	/* writable again: the same pages pinned for writing */
 };
 
 /* Which key the client is given. */
@@ -74,12 +80,14 @@ static const struct rereg_case cases[] = {
 	{ "trans_old_key_new_buf", A_NONE, K_PREV, B_NEW, false },
 	{ "pd_other", A_PD_OTHER, K_CUR, B_NEW, false },
 	{ "pd_back", A_PD_BACK, K_CUR, B_NEW, true },
-	{ "pd_back_other_key", A_NONE, K_PREV, B_NEW, false },
 	{ "access_no_write", A_NO_WRITE, K_CUR, B_NEW, false },
 	{ "access_write", A_WRITE, K_CUR, B_NEW, true },
 	{ "busy_window_bound", A_BUSY, K_CUR, B_NEW, true },
 	{ "after_unbind", A_UNBIND, K_CUR, B_NEW, true },
-	{ "after_unbind_old_key", A_NONE, K_PREV, B_NEW, false },
+	{ "trans_read_only", A_TRANS_RO, K_CUR, B_NEW, false },
+	{ "repin_writable", A_REPIN, K_CUR, B_NEW, true },
+	{ "trans_back", A_TRANS_BACK, K_CUR, B_OLD, true },
+	{ "trans_back_old_key", A_NONE, K_PREV, B_NEW, false },
 };
 
 #define NCASES ARRAY_SIZE(cases)
@@ -103,7 +111,7 @@ struct target {
 struct verdict {
 	uint32_t qp_state;
 	uint32_t memory_ok;	/* exactly the expected bytes changed */
-	uint32_t keys_changed;	/* the action gave the MR new keys */
+	uint32_t keys_ok;	/* new keys after a translation, else the same */
 	uint32_t pad;
 };
 
@@ -273,7 +281,7 @@ static int busy_with_window(void)
 }
 
 /* Carries out a case's re-registration: 0 or the errno it expects. */
-static int server_action(enum action a, bool *keys_changed)
+static int server_action(enum action a, bool *keys_ok)
 {
 	uint32_t rkey = g.mr->rkey;
 	int err = 0;
@@ -299,6 +307,17 @@ static int server_action(enum action a, bool *keys_changed)
 		err = rereg(IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
 			    LW | RW | IBV_ACCESS_MW_BIND);
 		break;
+	case A_TRANS_RO:
+		err = rereg(IBV_REREG_MR_CHANGE_TRANSLATION |
+			    IBV_REREG_MR_CHANGE_ACCESS, NULL, g.buf[B_NEW], RR);
+		break;
+	case A_REPIN:
+		err = rereg(IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, LW | RW);
+		break;
+	case A_TRANS_BACK:
+		err = rereg(IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+			    g.buf[B_OLD], 0);
+		break;
 	case A_UNBIND:
 		if (ibv_dealloc_mw(g.mw))
 			die("ibv_dealloc_mw failed");
@@ -308,7 +327,10 @@ static int server_action(enum action a, bool *keys_changed)
 	}
 	if (!err) {
 		g.prev_rkey = rkey;
-		*keys_changed = g.mr->rkey != rkey && g.mr->lkey == g.mr->rkey;
+		*keys_ok = g.mr->lkey == g.mr->rkey &&
+			   (g.mr->rkey != rkey) ==
+			   (a == A_TRANS || a == A_TRANS_BACK ||
+			    a == A_TRANS_RO);
 	}
 	return err;
 }
@@ -322,14 +344,14 @@ static void server_case(unsigned int n)
 	};
 	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 	struct target t = { .lands = c->lands };
-	struct verdict v = { .keys_changed = true };
-	bool changed = false;
+	struct verdict v = { .keys_ok = true };
+	bool keys_ok = false;
 	size_t off = (size_t)n * LEN;
 	int ms, b;
 
-	t.action_err = server_action(c->action, &changed);
+	t.action_err = server_action(c->action, &keys_ok);
 	if (c->action != A_NONE && c->action != A_BUSY)
-		v.keys_changed = changed;
+		v.keys_ok = keys_ok;
 	t.addr = (uintptr_t)g.buf[c->buf] + off;
 	t.rkey = c->key == K_CUR ? g.mr->rkey : g.prev_rkey;
 	oob_write(&t, sizeof(t));
@@ -350,7 +372,7 @@ static void server_case(unsigned int n)
 	v.qp_state = qp_state();
 	if (c->lands)
 		for (b = 0; b < LEN; b++)
-			g.shadow[B_NEW][off + b] = pattern(n, b);
+			g.shadow[c->buf][off + b] = pattern(n, b);
 	v.memory_ok = !memcmp(g.buf[B_OLD], g.shadow[B_OLD], BUF) &&
 		      !memcmp(g.buf[B_NEW], g.shadow[B_NEW], BUF);
 	oob_write(&v, sizeof(v));
@@ -361,7 +383,7 @@ static void server_case(unsigned int n)
 static bool judge(const struct rereg_case *c, const struct target *t,
 		  int status, const struct verdict *v)
 {
-	bool ok = !t->action_err && v->memory_ok && v->keys_changed;
+	bool ok = !t->action_err && v->memory_ok && v->keys_ok;
 
 	if (c->lands)
 		ok = ok && status == IBV_WC_SUCCESS;
@@ -371,7 +393,7 @@ static bool judge(const struct rereg_case *c, const struct target *t,
 	printf("%-22s %s: rereg %s, keys %s; write %s; responder QP %s, memory %s\n",
 	       c->name, ok ? "ok" : "FAILED",
 	       t->action_err ? strerror(t->action_err) : "as expected",
-	       v->keys_changed ? "as expected" : "NOT NEW",
+	       v->keys_ok ? "as expected" : "WRONG",
 	       status < 0 ? "no completion" : ibv_wc_status_str(status),
 	       v->qp_state == IBV_QPS_ERR ? "in error" : "not in error",
 	       v->memory_ok ? "as expected" : "WRONG");
