@@ -158,8 +158,9 @@ static void setup(const char *dev)
 	if (!g.server)
 		return;
 	for (b = 0; b < 2; b++) {
+		g.shadow[b] = malloc(BUF);
 		if (posix_memalign((void **)&g.buf[b], 4096, BUF) ||
-		    !(g.shadow[b] = malloc(BUF)))
+		    !g.shadow[b])
 			die("out of memory");
 		memset(g.buf[b], b ? 0x22 : 0x11, BUF);
 		memcpy(g.shadow[b], g.buf[b], BUF);
