@@ -77,17 +77,57 @@ err_count:
  * @mr: an MR sroce_mr_table_add() succeeded on
  *
  * On return no lookup can find @mr and every reference taken by one has
- * been put. Lookups may still be reading the memory under RCU: the caller
- * frees it with kfree_rcu().
+ * been put. The slot is freed only if it still holds @mr: a successor
+ * sroce_mr_table_replace() put there keeps it, and the key. Lookups may
+ * still be reading the memory under RCU: the caller frees it with
+ * kfree_rcu().
  *
  * Context: process; sleeps until in-flight users are done.
  */
 void sroce_mr_table_del(struct sroce_mr_table *t, struct sroce_mr *mr)
 {
-	xa_erase(&t->xa, sroce_key_index(mr->key));
+	/* Unless a re-registration put its successor in the slot. */
+	xa_cmpxchg(&t->xa, sroce_key_index(mr->key), mr, NULL, 0);
 	sroce_mr_put(mr);
 	wait_for_completion(&mr->done);
 	atomic_dec(&t->count);
+}
+
+/**
+ * sroce_mr_table_replace() - give a new MR an old one's key, in its place
+ * @t: the device's table
+ * @old: an MR sroce_mr_table_add() succeeded on
+ * @mr: a filled-in MR, not yet visible to anyone
+ *
+ * One store switches the slot: from then on a lookup of the key finds @mr,
+ * whole, and never @old; users that found @old before keep their
+ * reference, and sroce_mr_table_del() of @old, which must follow, waits
+ * for them without freeing the slot. @mr counts as registered meanwhile,
+ * beyond SROCE_MAX_MR if it must: @old gives its count back when deleted.
+ *
+ * Context: process.
+ * Return: 0, or -EINVAL (and a warning) when @old is not in its slot.
+ */
+int sroce_mr_table_replace(struct sroce_mr_table *t, struct sroce_mr *old,
+			   struct sroce_mr *mr)
+{
+	void *curr;
+
+	mr->key = old->key;
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->done);
+	atomic_inc(&t->count);
+
+	/* Replaces a present entry: nothing to allocate, nothing to fail. */
+	curr = xa_cmpxchg(&t->xa, sroce_key_index(old->key), old, mr,
+			  GFP_KERNEL);
+	if (WARN_ON_ONCE(curr != old)) {
+		atomic_dec(&t->count);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /**
@@ -290,9 +330,11 @@ static struct sroce_mr *sroce_mr_alloc(struct ib_pd *ibpd, int access,
 
 static void sroce_mr_free(struct sroce_mr *mr)
 {
-	kvfree(mr->pages);
-	if (mr->umem)
-		ib_umem_release(mr->umem);
+	if (!mr->borrowed) {
+		kvfree(mr->pages);
+		if (mr->umem)
+			ib_umem_release(mr->umem);
+	}
 	kfree_rcu(mr, rcu);
 }
 
@@ -520,6 +562,42 @@ static int sroce_mr_check_range(u64 start, u64 length, u64 iova)
 	return 0;
 }
 
+/*
+ * A user MR of @ibpd over @umem, mapped at @iova, not yet published. It
+ * holds @umem but does not own it until published: on failure, and if it
+ * is never published, the caller releases @umem and sroce_mr_unbuild()s it.
+ */
+static struct sroce_mr *sroce_mr_build_user(struct ib_pd *ibpd, int access,
+					    struct ib_umem *umem, u64 iova,
+					    u64 length)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	mr = sroce_mr_alloc(ibpd, access, SROCE_MR_USER);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->umem = umem;
+	mr->iova = iova;
+	mr->length = length;
+
+	err = sroce_mr_list_pages(mr);
+	if (err) {
+		kvfree(mr->pages);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return mr;
+}
+
+/* Frees an MR no lookup has ever seen, but not its umem. */
+static void sroce_mr_unbuild(struct sroce_mr *mr)
+{
+	if (!mr->borrowed)
+		kvfree(mr->pages);
+	kfree(mr);
+}
+
 static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start,
 				       u64 length, u64 iova, int access,
 				       struct ib_udata *udata)
@@ -540,45 +618,242 @@ static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	if (err)
 		return ERR_PTR(err);
 
+	/* Pins the pages, charging them against RLIMIT_MEMLOCK. */
+	umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+
+	mr = sroce_mr_build_user(ibpd, access, umem, iova, length);
+	if (IS_ERR(mr)) {
+		err = PTR_ERR(mr);
+		goto err_umem;
+	}
+	err = sroce_mr_table_add(&sdev->mrs, mr);
+	if (err) {
+		sroce_mr_unbuild(mr);
+		goto err_umem;
+	}
+	return &mr->ibmr;
+
+err_umem:
+	ib_umem_release(umem);
+	return ERR_PTR(err);
+}
+
+/**
+ * sroce_mr_check_rereg() - may a user MR be re-registered with these?
+ * @flags: IB_MR_REREG_* bits
+ * @start: with IB_MR_REREG_TRANS, the new first byte in the process
+ * @length: with IB_MR_REREG_TRANS, the new length
+ * @iova: with IB_MR_REREG_TRANS, the address the first byte has in work
+ *	  requests
+ * @access: with IB_MR_REREG_ACCESS, the new IB_ACCESS_* rights
+ *
+ * The core checks most of this before the driver is called; the driver
+ * checks it again, as it does for a registration, so that no kernel's
+ * core and no caller has to be trusted for what the data path relies on.
+ * Arguments a flag does not select are ignored, as the ABI says.
+ *
+ * Return: 0; -EOPNOTSUPP for unknown flags or rights sroce does not
+ * implement; -EINVAL for no flags, remote write or atomic rights without
+ * local write, or a range that is empty, too large, wraps, or whose offset
+ * in its page differs between @start and @iova (the core's errnos).
+ */
+int sroce_mr_check_rereg(int flags, u64 start, u64 length, u64 iova,
+			 int access)
+{
+	int err;
+
+	if (!flags)
+		return -EINVAL;
+	if (flags & ~IB_MR_REREG_SUPPORTED)
+		return -EOPNOTSUPP;
+	if (flags & IB_MR_REREG_ACCESS) {
+		err = sroce_mr_check_access_flags(access);
+		if (err)
+			return err;
+		/* What ib_check_mr_access() refuses at registration. */
+		if (access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC) &&
+		    !(access & IB_ACCESS_LOCAL_WRITE))
+			return -EINVAL;
+	}
+	if (flags & IB_MR_REREG_TRANS) {
+		err = sroce_mr_check_range(start, length, iova);
+		if (err)
+			return err;
+		if (offset_in_page(start) != offset_in_page(iova))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * sroce_mr_keeps_pages() - may a re-registration keep the MR's pinned pages?
+ * @umem_writable: the pages were pinned for writing
+ * @access: the rights the MR is to have
+ *
+ * Pages pinned for reading only may be the shared zero page or a page
+ * still shared copy-on-write with another process: an MR that may write
+ * must pin the process's own, writable, pages again.
+ */
+bool sroce_mr_keeps_pages(bool umem_writable, int access)
+{
+	return umem_writable || !ib_access_writable(access);
+}
+
+/*
+ * The MR that takes over from @old, over the same pages, not yet
+ * published. The pages stay @old's to free until the rereg succeeds.
+ */
+static struct sroce_mr *sroce_mr_share_user(struct ib_pd *ibpd, int access,
+					    struct sroce_mr *old)
+{
+	struct sroce_mr *mr;
+
 	mr = sroce_mr_alloc(ibpd, access, SROCE_MR_USER);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
+	mr->umem = old->umem;
+	mr->pages = old->pages;
+	mr->npages = old->npages;
+	mr->page_off = old->page_off;
+	mr->iova = old->iova;
+	mr->length = old->length;
+	mr->borrowed = true;
+	return mr;
+}
 
-	/* Pins the pages, charging them against RLIMIT_MEMLOCK. */
-	umem = ib_umem_get(ibpd->device, start, length, access);
-	if (IS_ERR(umem)) {
-		kfree(mr);
-		return ERR_CAST(umem);
+/**
+ * DOC: re-registration makes a new MR
+ *
+ * ibv_rereg_mr() may change an MR's pages (IB_MR_REREG_TRANS), its PD and
+ * its rights. sroce never changes an MR in place: the data path reads an
+ * MR's PD, rights and pages without a lock, between a lookup and a put,
+ * and sroce_mr_enter() and sroce_mr_leave() must agree on whether it may
+ * carry windows. Instead the driver builds a new MR, as a registration
+ * does, and returns it: the core swaps it into the MR's handle, answers
+ * with its keys, and destroys the old MR through sroce_dereg_mr(), which
+ * waits for the accesses that found the old MR before it was replaced.
+ * When ibv_rereg_mr() returns, no access runs under the old PD, rights or
+ * pages.
+ *
+ * With IB_MR_REREG_TRANS the new MR has new pages and a new key: a work
+ * request or a peer still using the old key fails as after a
+ * deregistration, and cannot reach the new pages by mistake. A PD or
+ * rights change keeps the key, as hardware that rewrites its MR in place
+ * does and as applications (rdma-core's tests among them) expect: the new
+ * MR takes the old one's slot in the table in one store
+ * (sroce_mr_table_replace()), so a lookup finds one or the other, whole.
+ * It also takes over the old MR's pinned pages and their list, which the
+ * old MR then no longer frees (@borrowed); the core destroys the old MR
+ * before the new handle can be used. Only when the new rights may write
+ * and the pages were pinned for reading are the same addresses pinned
+ * again.
+ *
+ * A failure leaves the old MR as it was: everything that can fail happens
+ * before the old MR is touched. The step that closes the old MR to new
+ * window binds (@nr_mw to -1, as deregistration does) fails with -EBUSY
+ * while a window is bound, as deregistration does, and comes before the
+ * new MR is reachable by the old key.
+ */
+static struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
+					 u64 start, u64 length, u64 iova,
+					 int access, struct ib_pd *ibpd,
+					 struct ib_udata *udata)
+{
+	struct sroce_mr_table *t = &to_sdev(ibmr->device)->mrs;
+	struct sroce_mr *old = to_smr(ibmr);
+	struct ib_umem *umem = NULL;
+	struct sroce_mr *mr;
+	int err;
+
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EINVAL);
+	err = sroce_mr_check_rereg(flags, start, length, iova, access);
+	if (err)
+		return ERR_PTR(err);
+	if (old->type != SROCE_MR_USER || !old->umem)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_PD))
+		ibpd = old->pd;
+	/* The core found it by a handle of this process: same device. */
+	if (!ibpd || ibpd->device != ibmr->device)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = old->access;
+	/* Fails early; the cmpxchg() below is what counts. */
+	if (atomic_read(&old->nr_mw))
+		return ERR_PTR(-EBUSY);
+
+	if (flags & IB_MR_REREG_TRANS) {
+		umem = ib_umem_get(ibmr->device, start, length, access);
+	} else if (!sroce_mr_keeps_pages(old->umem->writable, access)) {
+		iova = old->iova;
+		length = old->length;
+		umem = ib_umem_get(ibmr->device, old->umem->address,
+				   old->umem->length, access);
 	}
-	mr->umem = umem;
-	mr->iova = iova;
-	mr->length = length;
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
 
-	err = sroce_mr_list_pages(mr);
-	if (err)
-		goto err_free;
-	err = sroce_mr_table_add(&sdev->mrs, mr);
-	if (err)
-		goto err_free;
+	if (umem)
+		mr = sroce_mr_build_user(ibpd, access, umem, iova, length);
+	else
+		mr = sroce_mr_share_user(ibpd, access, old);
+	if (IS_ERR(mr)) {
+		err = PTR_ERR(mr);
+		goto err_umem;
+	}
+
+	if (flags & IB_MR_REREG_TRANS) {
+		err = sroce_mr_table_add(t, mr);
+		if (err)
+			goto err_unbuild;
+		/* No window may bind to the old MR from now on. */
+		if (atomic_cmpxchg(&old->nr_mw, 0, -1)) {
+			sroce_mr_table_del(t, mr);
+			sroce_mr_free(mr);
+			return ERR_PTR(-EBUSY);
+		}
+	} else {
+		if (atomic_cmpxchg(&old->nr_mw, 0, -1)) {
+			err = -EBUSY;
+			goto err_unbuild;
+		}
+		err = sroce_mr_table_replace(t, old, mr);
+		if (err) {
+			atomic_set(&old->nr_mw, 0);
+			goto err_unbuild;
+		}
+	}
+	if (!umem) {
+		old->borrowed = true;
+		mr->borrowed = false;
+	}
+	/* The core sets these at registration, not for an MR rereg makes. */
+	mr->ibmr.iova = mr->iova;
+	mr->ibmr.length = mr->length;
 	return &mr->ibmr;
 
-err_free:
-	kvfree(mr->pages);
-	ib_umem_release(umem);
-	kfree(mr);
+err_unbuild:
+	sroce_mr_unbuild(mr);
+err_umem:
+	if (umem)
+		ib_umem_release(umem);
 	return ERR_PTR(err);
 }
 
 /*
  * A window bound to the MR would go on pointing at its pages: refuse while
  * there is one (dealloc_mw and invalidation unbind). The count goes to -1
- * in the same step, so that no bind can start once the answer was no.
+ * in the same step, so that no bind can start once the answer was no. It
+ * is -1 already for an MR a re-registration replaced.
  */
 static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
 
-	if (atomic_cmpxchg(&mr->nr_mw, 0, -1))
+	if (atomic_cmpxchg(&mr->nr_mw, 0, -1) > 0)
 		return -EBUSY;
 	sroce_mr_table_del(&to_sdev(ibmr->device)->mrs, mr);
 	sroce_mr_free(mr);
@@ -771,4 +1046,5 @@ const struct ib_device_ops sroce_mr_ops = {
 	.dereg_mr = sroce_dereg_mr,
 	.get_dma_mr = sroce_get_dma_mr,
 	.reg_user_mr = sroce_reg_user_mr,
+	.rereg_user_mr = sroce_rereg_user_mr,
 };

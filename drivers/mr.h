@@ -88,9 +88,12 @@ enum sroce_mr_type {
  *	   for a fast-registration MR, the pages map_mr_sg() gave
  * @npages: entries in @pages
  * @page_off: where @iova sits in @pages[0]
+ * @borrowed: @umem and @pages belong to another MR (re-registration
+ *	      moved them to the MR that replaced this one): not freed with it
  * @nr_mw: memory windows bound to this MR, which may not be deregistered
- *	   while there are any; -1 once deregistration has begun, so that
- *	   no bind can race with it
+ *	   or re-registered while there are any; -1 once deregistration (or
+ *	   a re-registration replacing it) has begun, so that no bind can
+ *	   race with it
  * @mw_lock: a window's binding (@valid, @parent, @mw_qp, @iova, @length,
  *	     @access) changes and is read as one under it
  * @mw_type: a window's IB_MW_TYPE_1 or IB_MW_TYPE_2
@@ -119,6 +122,7 @@ struct sroce_mr {
 	struct page **pages;
 	unsigned long npages;
 	unsigned int page_off;
+	bool borrowed;
 	atomic_t nr_mw;
 	spinlock_t mw_lock;	/* a window's binding */
 	enum ib_mw_type mw_type;
@@ -144,6 +148,8 @@ static inline bool sroce_mr_is_dma(const struct sroce_mr *mr)
 void sroce_mr_table_init(struct sroce_mr_table *t);
 int sroce_mr_table_add(struct sroce_mr_table *t, struct sroce_mr *mr);
 void sroce_mr_table_del(struct sroce_mr_table *t, struct sroce_mr *mr);
+int sroce_mr_table_replace(struct sroce_mr_table *t, struct sroce_mr *old,
+			   struct sroce_mr *mr);
 struct sroce_mr *sroce_mr_lookup(struct sroce_mr_table *t, u32 key);
 
 struct sroce_mr *sroce_mr_get_index(struct sroce_mr_table *t, u32 key);
@@ -154,6 +160,9 @@ void sroce_mr_leave(struct sroce_mr *mr);
 int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
 		   u64 iova, u64 length, u32 access);
 int sroce_mr_check_access_flags(int access);
+int sroce_mr_check_rereg(int flags, u64 start, u64 length, u64 iova,
+			 int access);
+bool sroce_mr_keeps_pages(bool umem_writable, int access);
 int sroce_mr_fast_reg(struct sroce_dev *sdev, const struct ib_pd *pd, u32 key,
 		      int access);
 int sroce_mr_table_invalidate(struct sroce_mr_table *t, const struct ib_pd *pd,

@@ -738,6 +738,108 @@ static void registration_flags(struct kunit *test)
 				    -EOPNOTSUPP, "flags %#x", refused[i]);
 }
 
+/*
+ * Re-registration without a new translation: the successor takes the key
+ * in one store. Users that found the old MR keep it; lookups find the new
+ * one; deleting the old leaves the slot, the key and the count to the new.
+ */
+static void replace_keeps_key(struct kunit *test)
+{
+	struct sroce_mr_table *t = test->priv;
+	struct sroce_mr *old = add_mr(test), *mr, *held, *found;
+	u32 key = old->key;
+
+	held = sroce_mr_lookup(t, key);
+	KUNIT_ASSERT_PTR_EQ(test, held, old);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mr);
+	KUNIT_ASSERT_EQ(test, sroce_mr_table_replace(t, old, mr), 0);
+	KUNIT_EXPECT_EQ(test, mr->key, key);
+	KUNIT_EXPECT_EQ(test, mr->ibmr.lkey, key);
+	KUNIT_EXPECT_EQ(test, mr->ibmr.rkey, key);
+	KUNIT_EXPECT_EQ(test, atomic_read(&t->count), 2);
+
+	found = sroce_mr_lookup(t, key);
+	KUNIT_EXPECT_PTR_EQ(test, found, mr);
+	if (found)
+		sroce_mr_put(found);
+	/* The old one is still whole for its user. */
+	KUNIT_EXPECT_EQ(test, held->key, key);
+	sroce_mr_put(held);
+
+	del_mr(test, old);
+	KUNIT_EXPECT_EQ(test, atomic_read(&t->count), 1);
+	found = sroce_mr_lookup(t, key);
+	KUNIT_EXPECT_PTR_EQ(test, found, mr);
+	if (found)
+		sroce_mr_put(found);
+
+	del_mr(test, mr);
+	KUNIT_EXPECT_NULL(test, sroce_mr_lookup(t, key));
+	KUNIT_EXPECT_EQ(test, atomic_read(&t->count), 0);
+}
+
+/* What sroce_mr_check_rereg() lets through, and with which errno not. */
+static void rereg_arguments(struct kunit *test)
+{
+	const int lw = IB_ACCESS_LOCAL_WRITE, rw = IB_ACCESS_REMOTE_WRITE;
+	const int trans = IB_MR_REREG_TRANS, acc = IB_MR_REREG_ACCESS;
+	const u64 max = SROCE_MAX_MR_SIZE;
+
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(0, 0, 0, 0, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(BIT(3), 0, 0, 0, 0),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test,
+			sroce_mr_check_rereg(IB_MR_REREG_PD, 0, 0, 0, 0), 0);
+	/* Arguments a flag does not select are not looked at. */
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(IB_MR_REREG_PD, 1, 0,
+						   U64_MAX, BIT(30)), 0);
+
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(acc, 0, 0, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(acc, 0, 0, 0, lw | rw), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(acc, 0, 0, 0, rw), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(acc, 0, 0, 0,
+						   IB_ACCESS_REMOTE_ATOMIC),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(acc, 0, 0, 0,
+						   IB_ACCESS_REMOTE_READ), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(acc, 0, 0, 0,
+						   lw | IB_ZERO_BASED),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(acc, 0, 0, 0,
+						   IB_ACCESS_ON_DEMAND),
+			-EOPNOTSUPP);
+
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(trans, 0x1000, 0x1000,
+						   0x7000, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(trans, 0x1010, 8, 0x5010,
+						   0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(trans, 0x1000, 0, 0x1000,
+						   0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(trans, 0x1010, 8, 0x1020,
+						   0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(trans, 0, max, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(trans, 0, max + 1, 0, 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(trans, U64_MAX & PAGE_MASK,
+						   PAGE_SIZE, 0, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(trans, 0, PAGE_SIZE,
+						   U64_MAX & PAGE_MASK, 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, sroce_mr_check_rereg(trans | acc, 0x1000,
+						   0x1000, 0x1000, rw),
+			-EINVAL);
+
+	/* Pages pinned for reading are pinned again before any write. */
+	KUNIT_EXPECT_TRUE(test, sroce_mr_keeps_pages(true, lw | rw));
+	KUNIT_EXPECT_TRUE(test, sroce_mr_keeps_pages(false, 0));
+	KUNIT_EXPECT_TRUE(test,
+			  sroce_mr_keeps_pages(false, IB_ACCESS_REMOTE_READ));
+	KUNIT_EXPECT_FALSE(test, sroce_mr_keeps_pages(false, lw));
+	KUNIT_EXPECT_FALSE(test,
+			   sroce_mr_keeps_pages(false, IB_ACCESS_MW_BIND));
+}
+
 static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(key_encode_decode),
 	KUNIT_CASE(keys_unique_and_findable),
@@ -745,6 +847,8 @@ static struct kunit_case mr_cases[] = {
 	KUNIT_CASE(index_reuse_is_cyclic),
 	KUNIT_CASE(count_bounded),
 	KUNIT_CASE(del_waits_for_users),
+	KUNIT_CASE(replace_keeps_key),
+	KUNIT_CASE(rereg_arguments),
 	KUNIT_CASE(invalidate_waits_for_copies),
 	KUNIT_CASE(mw_type2_bound_to_qp_not_number),
 	KUNIT_CASE(mw_invalidate_waits_for_copies),

@@ -220,14 +220,16 @@ static int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 }
 
 /**
- * sroce_cq_clean() - forget a destroyed QP's completions not yet polled
+ * sroce_cq_clean() - forget a destroyed or reset QP's completions not yet
+ *		      polled
  * @ibcq: a CQ the QP completed into
  * @qpn: the QP's number
  *
  * QP numbers come back: left in the ring, the entries would be polled as
- * completions of whichever QP gets the number next. Called once the
- * kernel has destroyed the QP, so none of its entries can come after the
- * producer index read here. As mlx5's provider does, each entry kept is
+ * completions of whichever QP gets the number next (or, after a reset,
+ * of the QP's next life). Called once the kernel has destroyed the QP or
+ * moved it to RESET, so none of its entries can come after the producer
+ * index read here. As mlx5's provider does, each entry kept is
  * moved, newest first, over the ones dropped so far; the kernel writes
  * only the slots past the producer index, and may reuse the dropped ones'
  * only once the consumer index, stored last, hands them back. The lock

@@ -52,7 +52,29 @@ static int sroce_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+/*
+ * The kernel makes a new MR with new keys, which ibv_cmd_rereg_mr() copies
+ * into @vmr; libibverbs updates the PD, address and length. As for a
+ * registration, the MR's address in work requests is @addr. On failure the
+ * MR is unchanged and errno says why.
+ */
+static int sroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp = {};
+	struct ibv_rereg_mr cmd = {};
+	int ret;
+
+	ret = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret)
+		errno = ret;
+	return ret;
+}
+
 const struct verbs_context_ops sroce_mr_ops = {
 	.reg_mr = sroce_reg_mr,
+	.rereg_mr = sroce_rereg_mr,
 	.dereg_mr = sroce_dereg_mr,
 };

@@ -184,12 +184,26 @@ static struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ibctx,
 	return &qp->vqp.qp;
 }
 
+/*
+ * A QP moved to RESET starts a new life: as mlx5's provider does, the
+ * completions of its old one that are still in its CQs go (flushed
+ * receives, mostly), so that they are not polled as the new life's. The
+ * kernel has stopped the QP's producers when the command returns.
+ */
 static int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			   int attr_mask)
 {
 	struct ibv_modify_qp cmd = {};
+	int ret;
 
-	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (ret || !(attr_mask & IBV_QP_STATE) ||
+	    attr->qp_state != IBV_QPS_RESET)
+		return ret;
+	sroce_cq_clean(ibqp->send_cq, ibqp->qp_num);
+	if (ibqp->recv_cq != ibqp->send_cq)
+		sroce_cq_clean(ibqp->recv_cq, ibqp->qp_num);
+	return 0;
 }
 
 static int sroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,

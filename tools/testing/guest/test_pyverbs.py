@@ -21,7 +21,9 @@ pytestmark = pytest.mark.kernel("6.12")
 MUST_RUN = ["MWTest", "test_qp_ex_rc_bind_mw", "CQEXAPITest",
             "test_rc_traffic_cq_ex", "test_ud_traffic_cq_ex",
             "ParentDomainTrafficTest",
-            "TimeStampTest.test_timestamp_real_time_rc_traffic"]
+            "TimeStampTest.test_timestamp_real_time_rc_traffic",
+            "test_mr_rereg_access", "test_mr_rereg_access_bad_flow",
+            "test_mr_rereg_pd", "test_mr_rereg_addr"]
 
 TIMEOUT = 900
 
@@ -33,8 +35,8 @@ TIMEOUT = 900
 # tag-matching tests with "Extended CQ is not supported".
 
 # Modules (and classes or tests of them) whose every test passes or is
-# skipped by pyverbs on sroce today. Skips say why in pyverbs' words: XRC,
-# rereg_mr and atomic write are not implemented. Of mlx5's timestamp tests
+# skipped by pyverbs on sroce today. Skips say why in pyverbs' words: XRC
+# and atomic write are not implemented. Of mlx5's timestamp tests
 # the wall-clock one over RC is generic; the others need a device clock or
 # raw packet QPs.
 MODULES = [
