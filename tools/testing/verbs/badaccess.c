@@ -233,38 +233,6 @@ static void case_connect(unsigned int n)
 	qp_connect(g.qp, &p);
 }
 
-static void case_close(void)
-{
-	struct ibv_wc wc;
-
-	if (ibv_destroy_qp(g.qp))
-		die("ibv_destroy_qp failed");
-	/* Completions of the destroyed QP would only confuse the next. */
-	while (ibv_poll_cq(g.cq, 1, &wc) > 0)
-		;
-}
-
-/* The next completion within @ms, or false. */
-static bool wait_wc(struct ibv_wc *wc, int ms)
-{
-	for (; ms > 0; ms -= 5) {
-		if (ibv_poll_cq(g.cq, 1, wc))
-			return true;
-		usleep(5000);
-	}
-	return false;
-}
-
-static enum ibv_qp_state qp_state(void)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
-
-	if (ibv_query_qp(g.qp, &attr, IBV_QP_STATE, &init))
-		die("ibv_query_qp failed");
-	return attr.qp_state;
-}
-
 static void server_case(unsigned int n, struct verdict *v)
 {
 	struct ibv_sge sge = {
@@ -281,13 +249,13 @@ static void server_case(unsigned int n, struct verdict *v)
 	oob_sync(1, false);
 	/* The client has its completion once it gets here. */
 	oob_sync(2, false);
-	for (ms = WAIT_MS; ms > 0 && qp_state() != IBV_QPS_ERR; ms -= 10)
+	for (ms = WAIT_MS; ms > 0 && qp_state_of(g.qp) != IBV_QPS_ERR; ms -= 10)
 		usleep(10000);
-	v->qp_state = qp_state();
-	v->recv_status = wait_wc(&wc, 2000) ? (int32_t)wc.status : -1;
+	v->qp_state = qp_state_of(g.qp);
+	v->recv_status = cq_wait(g.cq, &wc, 2000) ? (int32_t)wc.status : -1;
 	v->changed = regions_changed();
 	oob_write(v, sizeof(*v));
-	case_close();
+	qp_destroy_drain(g.qp, g.cq);
 }
 
 static struct ibv_send_wr case_wr(const struct bad_case *c,
@@ -348,11 +316,11 @@ static bool client_case(unsigned int n)
 	if (ret)
 		die("%s: ibv_post_send: %s", c->name, strerror(ret));
 	/* Retries run out long before this, were the request retried. */
-	if (wait_wc(&wc, WAIT_MS))
+	if (cq_wait(g.cq, &wc, WAIT_MS))
 		status = wc.status;
 	oob_sync(2, false);
 	oob_read(&v, sizeof(v));
-	case_close();
+	qp_destroy_drain(g.qp, g.cq);
 	return judge(c, status, &v);
 }
 

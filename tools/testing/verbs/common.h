@@ -410,4 +410,37 @@ static inline void qp_connect(struct ibv_qp *qp, const struct path *p)
 	qp_to_rts(qp, p);
 }
 
+/* Destroys @qp, then drops what its destruction flushed into @cq. */
+static inline void qp_destroy_drain(struct ibv_qp *qp, struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+
+	if (ibv_destroy_qp(qp))
+		die("ibv_destroy_qp failed");
+	/* Completions of the destroyed QP would only confuse the next. */
+	while (ibv_poll_cq(cq, 1, &wc) > 0)
+		;
+}
+
+/* The next completion of @cq within @ms, or false. */
+static inline bool cq_wait(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
+{
+	for (; ms > 0; ms -= 5) {
+		if (ibv_poll_cq(cq, 1, wc))
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
+static inline enum ibv_qp_state qp_state_of(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
+		die("ibv_query_qp failed");
+	return attr.qp_state;
+}
+
 #endif /* SROCE_VERBS_COMMON_H */

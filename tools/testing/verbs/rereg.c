@@ -202,37 +202,6 @@ static void case_connect(unsigned int n)
 	qp_connect(g.qp, &p);
 }
 
-static void case_close(void)
-{
-	struct ibv_wc wc;
-
-	if (ibv_destroy_qp(g.qp))
-		die("ibv_destroy_qp failed");
-	while (ibv_poll_cq(g.cq, 1, &wc) > 0)
-		;
-}
-
-/* The next completion within @ms, or false. */
-static bool wait_wc(struct ibv_wc *wc, int ms)
-{
-	for (; ms > 0; ms -= 5) {
-		if (ibv_poll_cq(g.cq, 1, wc))
-			return true;
-		usleep(5000);
-	}
-	return false;
-}
-
-static enum ibv_qp_state qp_state(void)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
-
-	if (ibv_query_qp(g.qp, &attr, IBV_QP_STATE, &init))
-		die("ibv_query_qp failed");
-	return attr.qp_state;
-}
-
 static int rereg(int flags, struct ibv_pd *pd, void *addr, int access)
 {
 	if (ibv_rereg_mr(g.mr, flags, pd, addr, addr ? BUF : 0, access))
@@ -265,7 +234,7 @@ static int busy_with_window(void)
 		die("ibv_alloc_mw: %s", strerror(errno));
 	if (ibv_bind_mw(g.qp, g.mw, &bind))
 		die("ibv_bind_mw: %s", strerror(errno));
-	if (!wait_wc(&wc, WAIT_MS) || wc.status != IBV_WC_SUCCESS ||
+	if (!cq_wait(g.cq, &wc, WAIT_MS) || wc.status != IBV_WC_SUCCESS ||
 	    wc.wr_id != 7)
 		die("the window's bind did not complete");
 	err[0] = rereg(IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, LW | RW);
@@ -367,17 +336,17 @@ static void server_case(unsigned int n)
 	oob_sync(1, false);
 	oob_sync(2, false);
 	if (!c->lands)
-		for (ms = WAIT_MS; ms > 0 && qp_state() != IBV_QPS_ERR;
+		for (ms = WAIT_MS; ms > 0 && qp_state_of(g.qp) != IBV_QPS_ERR;
 		     ms -= 10)
 			usleep(10000);
-	v.qp_state = qp_state();
+	v.qp_state = qp_state_of(g.qp);
 	if (c->lands)
 		for (b = 0; b < LEN; b++)
 			g.shadow[c->buf][off + b] = pattern(n, b);
 	v.memory_ok = !memcmp(g.buf[B_OLD], g.shadow[B_OLD], BUF) &&
 		      !memcmp(g.buf[B_NEW], g.shadow[B_NEW], BUF);
 	oob_write(&v, sizeof(v));
-	case_close();
+	qp_destroy_drain(g.qp, g.cq);
 }
 
 /* Prints the case's line; returns whether it came out right. */
@@ -429,11 +398,11 @@ static bool client_case(unsigned int n)
 	ret = ibv_post_send(g.qp, &wr, &bad);
 	if (ret)
 		die("%s: ibv_post_send: %s", c->name, strerror(ret));
-	if (wait_wc(&wc, WAIT_MS))
+	if (cq_wait(g.cq, &wc, WAIT_MS))
 		status = wc.status;
 	oob_sync(2, false);
 	oob_read(&v, sizeof(v));
-	case_close();
+	qp_destroy_drain(g.qp, g.cq);
 	return judge(c, &t, status, &v);
 }
 
