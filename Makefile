@@ -102,8 +102,9 @@ hostile-full: module provider tools
 # Faults under traffic (tools/testing/guest/test_faults.py), with its
 # full_only variants: faults held until the traffic ends (an outage of
 # every frame both ways, the server's address gone), which must fail the
-# QPs, not hang them. About 3 minutes under TCG; make check runs the five
-# short faults (docs/HARDENING.md).
+# QPs, not hang them, and the short faults again under ib_write_bw -D.
+# About 3.5 minutes under TCG; make check runs the five short faults
+# (about 80 s for the file; docs/HARDENING.md).
 faults-full: module provider tools
 	$(PYTEST) --full -rP tools/testing/guest/test_faults.py
 

@@ -19,6 +19,10 @@ is what traffic in flight makes of them. Each test expects:
 - after the test (conftest's reset and gate) the module unloads and the
   kernel log holds no oops, WARN, BUG or lockdep report.
 
+make faults-full adds the full_only variants: faults held until the
+traffic ends, and the short faults again under perftest's ib_write_bw -D
+(test_fault_under_perftest).
+
 Each test prints a "fault:" line with the outcome and the bytes verified
 (docs/HARDENING.md has the table).
 """
@@ -28,6 +32,7 @@ import time
 
 import pytest
 
+from tools.testing.bench.lib import perftest
 from tools.testing.bench.lib.integrity import FAILED, OK, Pair, summary
 from tools.testing.bench.lib.rdma import res_counts
 
@@ -36,7 +41,7 @@ TIMEOUT = 150
 # up to 64 KiB, long enough (a few seconds under TCG) for the fault to
 # land mid-transfer. Atomics are left out (-A): rxe 6.1 loses fetched
 # values on retried atomics (test_integrity.py), which is not the point.
-TRAFFIC = "-A -q 2 -n 100 -S 4097,65536,1025"
+TRAFFIC = "-A -q 2 -n 150 -S 4097,65536,1025"
 # The tools' bound: far above the traffic's few seconds, so that only a
 # hang reaches it.
 SECONDS = 60
@@ -56,12 +61,12 @@ def wait_port(g, dev, active):
     g.wait_for(f"grep -qx '{state}' {SYS}/{dev}/ports/1/state", timeout=30)
 
 
-def wait_streaming(g, pair):
-    """Until g's end of the traffic has a QP connected (RTS). The loop runs
-    in the guest: a request per poll costs a good part of the traffic's
-    few seconds under TCG."""
+def wait_streaming(g, pair, comm="sroce-integrity"):
+    """Until g's end of the traffic (process comm) has a QP connected
+    (RTR or RTS: perftest's write server stops at RTR). The loop runs in the guest: a request per poll costs a good
+    part of the traffic's few seconds under TCG."""
     poll = ("for i in $(seq 100); do rdma res show qp | "
-            "grep -q 'state RTS .*comm sroce-integrity' && exit 0; sleep 0.05; done; exit 1")
+            f"grep -qE 'state RT[RS] .*comm {comm}' && exit 0; sleep 0.05; done; exit 1")
     deadline = time.monotonic() + 60
     while not g.run(poll, timeout=60, check=False).ok:
         assert pair.running() and time.monotonic() < deadline, \
@@ -105,16 +110,15 @@ def flap_undo(bench, devs):
 
 
 def mtu_inject(bench, devs, pair):
-    # Both ends, so that frames of the larger size could cross; the QPs
-    # keep the path MTU they were connected with.
-    for g in bench.guests:
-        g.run("ip link set eth0 mtu 9000")
+    # B only: a virtio-net MTU change takes a while under TCG, and the
+    # fault must land within the traffic's seconds. The QPs keep the path
+    # MTU they were connected with.
+    bench.b.run("ip link set eth0 mtu 9000")
 
 
 def mtu_undo(bench, devs):
-    for g, dev in zip(bench.guests, devs):
-        g.run("ip link set eth0 mtu 1500")
-        wait_port(g, dev, active=True)
+    bench.b.run("ip link set eth0 mtu 1500")
+    wait_port(bench.b, devs[1], active=True)
     return devs
 
 
@@ -193,7 +197,7 @@ FAULTS = [
     # The port goes down and up within the QPs' retries (7 of ~0.27 s):
     # the traffic goes on, unless the flap outlasted them on a slow host.
     pytest.param(Fault(flap_inject, flap_undo, {OK, FAILED}), id="link_down_up"),
-    # The QPs' path MTU (1024) fits both: nothing may be lost.
+    # The QPs' path MTU (1024) fits either MTU: nothing may be lost.
     pytest.param(Fault(mtu_inject, mtu_undo, {OK}), id="mtu_1500_9000_1500"),
     # The GID goes while QPs use it: they may go on with the attribute
     # they hold, or fail; either way, no hang and nothing leaked.
@@ -239,7 +243,9 @@ def test_fault_under_traffic(request, bench, fault, port=18530):
         # The fault must land while data moves, not after.
         assert pair.running(), "the traffic ended before the fault"
         fault.inject(bench, devs, pair)
-        injected = pair.running()
+        # Asked of B: with B's eth0 down, A's QEMU may stall until B
+        # reads the link again (the held link-down case above).
+        injected = pair.serving()
         if fault.hold:
             wait_ended(pair)
         devs = fault.undo(bench, devs)
@@ -247,7 +253,7 @@ def test_fault_under_traffic(request, bench, fault, port=18530):
         cli, srv = pair.wait()
     took = time.monotonic() - t0
     text = Pair.text(cli, srv)
-    # A run that ended well before the fault was in place proves nothing.
+    # A run that ended before the fault was in place proves nothing.
     assert injected or cli.rc != OK, "the traffic ended before the fault\n" + text
     # The tools' own bound ran out (2) or they had to be killed: a hang.
     assert {cli.rc, srv.rc} <= fault.allowed, text
@@ -276,3 +282,70 @@ def test_fault_under_traffic(request, bench, fault, port=18530):
     if cli.rc != OK:
         print("client said: " + (cli.err.strip().splitlines() or ["(nothing)"])[-1])
         print("server said: " + (srv.err.strip().splitlines() or ["(nothing)"])[-1])
+
+
+class PerftestPair:
+    """ib_write_bw for a duration (-D) between the guests, server in B,
+    client in A, both in the background; what the faults need of a Pair."""
+
+    def __init__(self, bench, ends, seconds):
+        (da, ga), (db, gb) = ends
+        port = perftest.next_port(18600)
+        self.seconds = seconds + 60
+        srv, cli = perftest.perftest_cmds("ib_write_bw", db, gb, port, bench.b.ip,
+                                          size=65536, extra=f"-D {seconds}")
+        cli = cli.replace(f"-x {gb}", f"-x {ga}").replace(f"-d {db}", f"-d {da}")
+        self.server = bench.b.spawn(f"exec {srv}", timeout=self.seconds + 30)
+        perftest.wait_listening(bench.b, port, self.server, timeout=60)
+        self.client = bench.a.spawn(f"exec {cli}", timeout=self.seconds + 30)
+
+    running = Pair.running
+    serving = Pair.serving
+    wait = Pair.wait
+
+
+# The short faults again under perftest's ib_write_bw -D (make faults-full):
+# perftest checks no data, but it keeps the send queue full of 64 KiB
+# Writes, which the faults then meet. Exit 1 is perftest's failure.
+PERFTEST_FAULTS = [pytest.param(*p.values, id=p.id, marks=[*p.marks, pytest.mark.full_only])
+                   for p in FAULTS if not p.values[0].hold]
+
+
+@pytest.mark.parametrize("fault", PERFTEST_FAULTS)
+def test_fault_under_perftest(request, bench, fault):
+    name = request.node.callspec.id
+    a, b = bench.a, bench.b
+    ends = [attach(bench, g) for g in (a, b)]
+    devs = [dev for dev, _ in ends]
+    baseline = [res_counts(g, dev) for g, dev in zip(bench.guests, devs)]
+    for g in bench.guests:
+        g.run("modprobe sch_netem && sysctl -qw net.ipv6.conf.eth0.keep_addr_on_down=1")
+
+    pair = PerftestPair(bench, ends, seconds=15)
+    try:
+        wait_streaming(b, pair, comm="ib_write_bw")
+        assert pair.running(), "the traffic ended before the fault"
+        fault.inject(bench, devs, pair)
+        injected = pair.serving()
+        devs = fault.undo(bench, devs)
+    finally:
+        cli, srv = pair.wait()
+    text = Pair.text(cli, srv)
+    assert injected or cli.rc != OK, "the traffic ended before the fault\n" + text
+    assert cli.rc in fault.allowed, text
+    rows = perftest.parse(cli.out)["rows"]
+    if cli.rc == OK:
+        assert rows and rows[0]["bw_avg"] > 0, text
+
+    for g, peer in ((a, b), (b, a)):
+        g.run(f"ping -c 1 -W 5 {peer.ip}", timeout=15)
+    counts = wait_counts(bench, devs, baseline)
+    assert counts == baseline, f"rdma resource: {baseline} -> {counts}"
+    ends = [(dev, g.gid_index(dev)) for g, dev in zip(bench.guests, devs)]
+    fresh = Pair(a, b, ends, RECOVERY, port=18532, seconds=SECONDS)
+    cli2, srv2 = fresh.wait()
+    after = summary(cli2.out)
+    assert cli2.rc == srv2.rc == OK and after, Pair.text(cli2, srv2)
+    print(f"fault: {name} (ib_write_bw) driver {bench.driver}: client rc {cli.rc} "
+          f"server rc {srv.rc}, {rows[0]['bw_avg'] if rows else 0} MB/s; "
+          f"fresh run {after['bytes']} bytes verified")

@@ -42,13 +42,17 @@ class Pair:
         self.client = client.spawn(f"exec {INTEGRITY} {common.format(dc, gc)} {args} "
                                    f"{server.ip}", timeout=seconds + 30)
 
-    def running(self):
-        """Whether the client still runs."""
+    def running(self, job=None):
+        """Whether the client (or job) still runs."""
         try:
-            self.client.wait(0, check=False)
+            (job or self.client).wait(0, check=False)
         except TimeoutError:
             return True
         return False
+
+    def serving(self):
+        """Whether the server still runs: asks the server's guest only."""
+        return self.running(self.server)
 
     def wait(self):
         """Both sides' Results, once each has exited (the tools' own bound
