@@ -15,8 +15,9 @@ import re
 
 import pytest
 
+from tools.testing.bench.lib.integrity import INTEGRITY, summary
+
 TIMEOUT = 240
-INTEGRITY = "build/tools/sroce-integrity"
 BADACCESS = "build/tools/sroce-badaccess"
 SENDQ = "build/tools/sroce-sendq"
 B_GID = "0000:0000:0000:0000:0000:ffff:0a4d:0002"
@@ -92,12 +93,9 @@ def client_server(bench, tool, args="", port=18517):
 def integrity(bench, args):
     """One sroce-integrity run: its summary as {'write': 24, ...}."""
     out, srv_out = client_server(bench, INTEGRITY, args)
-    summary = out.strip().splitlines()[-1]
-    assert summary.startswith("sroce-integrity: OK"), out
+    counts = summary(out)
+    assert counts and out.strip().splitlines()[-1].startswith("sroce-integrity: OK"), out
     assert srv_out.strip().splitlines()[-1].startswith("sroce-integrity: OK")
-    counts = {k: int(v) for k, v in re.findall(r" ([a-z_]+) (\d+)", summary)}
-    counts["bytes"] = int(re.search(r"(\d+) bytes verified", summary)[1])
-    counts["exact"] = "counters exact" in summary
     return counts
 
 
