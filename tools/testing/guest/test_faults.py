@@ -224,17 +224,23 @@ def wait_ended(pair):
         time.sleep(0.5)
 
 
+def prepare(bench):
+    """Both devices attached, their resource counts before the traffic, and
+    what the faults need loaded: a fault must land within its few seconds.
+    Returns (ends, devs, baseline)."""
+    ends = [attach(bench, g) for g in (bench.a, bench.b)]
+    devs = [dev for dev, _ in ends]
+    baseline = [res_counts(g, dev) for g, dev in zip(bench.guests, devs)]
+    for g in bench.guests:
+        g.run("modprobe sch_netem && sysctl -qw net.ipv6.conf.eth0.keep_addr_on_down=1")
+    return ends, devs, baseline
+
+
 @pytest.mark.parametrize("fault", FAULTS)
 def test_fault_under_traffic(request, bench, fault, port=18530):
     name = request.node.callspec.id
     a, b = bench.a, bench.b
-    ends = [attach(bench, g) for g in (a, b)]
-    devs = [dev for dev, _ in ends]
-    baseline = [res_counts(g, dev) for g, dev in zip(bench.guests, devs)]
-    for g in bench.guests:
-        # What the faults need, loaded before the traffic: the fault must
-        # land within its few seconds.
-        g.run("modprobe sch_netem && sysctl -qw net.ipv6.conf.eth0.keep_addr_on_down=1")
+    ends, devs, baseline = prepare(bench)
 
     t0 = time.monotonic()
     pair = Pair(a, b, ends, TRAFFIC, port=port, seconds=SECONDS)
@@ -315,11 +321,7 @@ PERFTEST_FAULTS = [pytest.param(*p.values, id=p.id, marks=[*p.marks, pytest.mark
 def test_fault_under_perftest(request, bench, fault):
     name = request.node.callspec.id
     a, b = bench.a, bench.b
-    ends = [attach(bench, g) for g in (a, b)]
-    devs = [dev for dev, _ in ends]
-    baseline = [res_counts(g, dev) for g, dev in zip(bench.guests, devs)]
-    for g in bench.guests:
-        g.run("modprobe sch_netem && sysctl -qw net.ipv6.conf.eth0.keep_addr_on_down=1")
+    ends, devs, baseline = prepare(bench)
 
     pair = PerftestPair(bench, ends, seconds=15)
     try:
