@@ -10,6 +10,8 @@ run (-t) and exits non-zero with the reason on any failure.
 
 import pytest
 
+from tools.testing.bench.lib.rdma import tool_pair
+
 TIMEOUT = 180
 CQEX = "build/tools/sroce-cqex"
 TOOL_TIMEOUT = 90
@@ -17,20 +19,7 @@ TOOL_TIMEOUT = 90
 
 @pytest.mark.sroce("libsroce's extended CQ and parent domains")
 def test_cqex_accessors(bench):
-    a, b = bench.a, bench.b
-    ends = []
-    for g in (a, b):
-        dev = bench.attach(g)
-        ends.append((dev, g.gid_index(dev)))
-    (da, ga), (db, gb) = ends
-    srv = b.spawn(f"exec {CQEX} -d {db} -g {gb} -t {TOOL_TIMEOUT}",
-                  timeout=TOOL_TIMEOUT + 30)
-    cli = a.run(f"{CQEX} -d {da} -g {ga} -t {TOOL_TIMEOUT} {b.ip}",
-                timeout=TOOL_TIMEOUT + 30, check=False)
-    res = srv.wait(TOOL_TIMEOUT + 30, check=False)
-    print(cli.out.strip())
-    assert cli.ok and res.ok, (f"client rc={cli.rc}\n{cli.out}{cli.err}"
-                               f"server rc={res.rc}\n{res.out}{res.err}")
+    cli, res = tool_pair(bench, CQEX, TOOL_TIMEOUT)
     for out in (cli.out, res.out):
         assert out.strip().splitlines()[-1] == "sroce-cqex: OK", out
     # Each side checked its four refusals, its receives or sends both ways

@@ -11,6 +11,8 @@ without remote write, is a remote access error that changes no byte.
 
 import pytest
 
+from tools.testing.bench.lib.rdma import tool_pair
+
 pytestmark = pytest.mark.kernel("6.12")
 
 TIMEOUT = 240
@@ -20,20 +22,6 @@ TOOL_TIMEOUT = 180
 
 @pytest.mark.sroce("rdma_rxe 6.1 has no rereg_user_mr")
 def test_rereg_seen_by_peer(bench):
-    a, b = bench.a, bench.b
-    ends = []
-    for g in (a, b):
-        dev = bench.attach(g)
-        ends.append((dev, g.gid_index(dev)))
-    (da, ga), (db, gb) = ends
-    common = f"-d {{}} -g {{}} -p 18519 -t {TOOL_TIMEOUT}"
-    srv = b.spawn(f"exec {REREG} {common.format(db, gb)}",
-                  timeout=TOOL_TIMEOUT + 30)
-    cli = a.run(f"{REREG} {common.format(da, ga)} {b.ip}",
-                timeout=TOOL_TIMEOUT + 30, check=False)
-    res = srv.wait(TOOL_TIMEOUT + 30, check=False)
-    print(cli.out.strip())
-    assert cli.ok and res.ok, (f"client rc={cli.rc}\n{cli.out}{cli.err}"
-                               f"server rc={res.rc}\n{res.out}{res.err}")
+    cli, _ = tool_pair(bench, REREG, TOOL_TIMEOUT, "-p 18519")
     last = cli.out.strip().splitlines()[-1]
     assert last.startswith("sroce-rereg: OK: 13 of 13"), cli.out

@@ -18,3 +18,22 @@ def counters(g, dev):
     words = g.run(f"rdma statistic show link {dev}/1").out.split()
     return {words[i]: int(words[i + 1]) for i in range(len(words) - 1)
             if words[i + 1].isdigit() and words[i].islower()}
+
+
+def tool_pair(bench, tool, timeout, args=""):
+    """One of the project's two-sided verbs tools (tools/testing/verbs/):
+    both devices attached, the server in guest B, the client in guest A
+    connecting to it; the tool bounds its own run with -t timeout.
+    Returns (client, server) results; asserts both exited 0."""
+    a, b = bench.a, bench.b
+    opts = {}
+    for g in (a, b):
+        dev = bench.attach(g)
+        opts[g.name] = f"-d {dev} -g {g.gid_index(dev)} -t {timeout} {args}".rstrip()
+    srv = b.spawn(f"exec {tool} {opts['b']}", timeout=timeout + 30)
+    cli = a.run(f"{tool} {opts['a']} {b.ip}", timeout=timeout + 30, check=False)
+    res = srv.wait(timeout + 30, check=False)
+    print(cli.out.strip())
+    assert cli.ok and res.ok, (f"client rc={cli.rc}\n{cli.out}{cli.err}"
+                               f"server rc={res.rc}\n{res.out}{res.err}")
+    return cli, res
