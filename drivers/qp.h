@@ -120,18 +120,24 @@ struct sroce_req {
  * @op: SROCE_OP_READ_REQ, SROCE_OP_CMP_SWAP or SROCE_OP_FETCH_ADD; 0 free
  * @first_psn: PSN of the request (and of the first response)
  * @last_psn: PSN of the last response
+ * @again: a duplicate asked for the answer again
  * @va: next remote address to read
  * @rkey: the read's rkey
  * @len: bytes still to send
  * @psn: PSN of the next response packet
+ * @stop_psn: PSN of the last response to send: @last_psn, or that of the
+ *	      piece of the read a duplicate asked for; the entry is answered
+ *	      once @psn is past it
  * @orig: an atomic's original value, replayed for a duplicate
  * @start: a read's first remote address, as requested
  * @total: a read's length, as requested
  */
 struct sroce_rd_res {
 	u8 op;
+	bool again;
 	u32 first_psn;
 	u32 last_psn;
+	u32 stop_psn;
 	u64 va;
 	u32 rkey;
 	u32 len;
@@ -172,10 +178,8 @@ static inline bool sroce_rd_res_covers(const struct sroce_rd_res *res,
  * @nres: entries in @res
  * @res_head: next entry of @res to use
  * @res_send: oldest entry of @res with answers still to send; answers go
- *	      out in PSN order, so the entries are served first in, first out
- * @replay: @replay_buf while it is answered again for a duplicate, or NULL
- * @replay_buf: a copy of the entry a duplicate hit: the entry itself may be
- *		taken meanwhile by a new request the peer sent after it
+ *	      out in PSN order, so the entries are served first in, first
+ *	      out, and a duplicate moves it back to the entry it repeats
  * @ack_psn: an ACK waiting for the end of its run of packets, and for the
  *	     answers queued before it, to go out
  * @ack_pending: @ack_psn is valid
@@ -203,8 +207,6 @@ struct sroce_resp {
 	u32 nres;
 	u32 res_head;
 	u32 res_send;
-	struct sroce_rd_res *replay;
-	struct sroce_rd_res replay_buf;
 	u32 ack_psn;
 	bool ack_pending;
 	struct sroce_mr *wr_mr;

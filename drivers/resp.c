@@ -9,7 +9,9 @@
  *
  * Answers leave in PSN order: read responses and atomic ACKs are queued
  * first in, first out, and an ACK for a later request waits behind them.
- * Read responses past a budget are left to a worker.
+ * Read responses past a budget are left to a worker. A duplicate read or
+ * atomic sends the answers back to the entry it repeats, as the
+ * requester's go-back-N does with requests.
  */
 #include <linux/atomic.h>
 #include <linux/highmem.h>
@@ -93,7 +95,6 @@ int sroce_resp_set_res(struct sroce_qp *qp, u32 n)
 	qp->resp.nres = n;
 	qp->resp.res_head = 0;
 	qp->resp.res_send = 0;
-	qp->resp.replay = NULL;
 	spin_unlock_bh(&qp->rq_lock);
 	kfree(old);
 	return 0;
@@ -113,7 +114,6 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	resp->ack_pending = false;
 	resp->res_head = 0;
 	resp->res_send = 0;
-	resp->replay = NULL;
 	if (resp->res)
 		memset(resp->res, 0, resp->nres * sizeof(*resp->res));
 }
@@ -207,8 +207,7 @@ static void sroce_resp_ack_now(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 
-	if (!resp->ack_pending || resp->res_send != resp->res_head ||
-	    resp->replay)
+	if (!resp->ack_pending || resp->res_send != resp->res_head)
 		return;
 	resp->ack_pending = false;
 	sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS,
@@ -262,7 +261,7 @@ static bool sroce_resp_read_packet(struct sroce_qp *qp,
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	u32 len = min(res->len, qp->resp.mtu);
 	bool first = res->psn == res->first_psn;
-	bool last = res->psn == res->last_psn;
+	bool last = res->psn == res->stop_psn;
 	bool zcopy = sroce_payload_zcopy(sdev, qp->av.dmac, len);
 	struct sroce_mr *mr = NULL;
 	struct sk_buff *skb;
@@ -336,32 +335,34 @@ enum sroce_serve {
 	SROCE_SERVE_BLOCKED,	/* the netdev is full: its frees kick us */
 };
 
+/* Has @res answers left to send? */
+static bool sroce_rd_res_pending(const struct sroce_rd_res *res)
+{
+	return sroce_psn_cmp(res->psn, res->stop_psn) <= 0;
+}
+
 /* Sends what is left of one entry's answers, within @budget. */
 static enum sroce_serve sroce_resp_answer(struct sroce_qp *qp,
 					  struct sroce_rd_res *res,
 					  unsigned int *budget)
 {
-	/* An earlier entry may have spent it all: this one waits its turn. */
-	if (!*budget)
-		return SROCE_SERVE_BUDGET;
-	if (sroce_qp_tx_full(qp))
-		return SROCE_SERVE_BLOCKED;
-	if (res->op != SROCE_OP_READ_REQ) {
-		sroce_resp_atomic_ack(qp, res);
-		--*budget;
-		return SROCE_SERVE_DONE;
-	}
-	while (sroce_psn_cmp(res->psn, res->last_psn) <= 0) {
+	while (sroce_rd_res_pending(res)) {
+		/* An earlier entry may have spent it all: this one waits. */
 		if (!*budget)
 			return SROCE_SERVE_BUDGET;
 		if (sroce_qp_tx_full(qp))
 			return SROCE_SERVE_BLOCKED;
-		/*
-		 * The MR went away (or memory did): give the entry up. The
-		 * requester times out, asks again, and gets a NAK then.
-		 */
-		if (!sroce_resp_read_packet(qp, res))
-			return SROCE_SERVE_DONE;
+		if (res->op != SROCE_OP_READ_REQ) {
+			sroce_resp_atomic_ack(qp, res);
+			res->psn = sroce_psn_add(res->psn, 1);
+		} else if (!sroce_resp_read_packet(qp, res)) {
+			/*
+			 * The MR went away (or memory did): give the entry
+			 * up. The requester times out and asks again.
+			 */
+			res->psn = sroce_psn_add(res->stop_psn, 1);
+			break;
+		}
 		--*budget;
 	}
 	return SROCE_SERVE_DONE;
@@ -371,8 +372,6 @@ static enum sroce_serve sroce_resp_answer(struct sroce_qp *qp,
  * sroce_resp_serve() - send queued answers, oldest first, within a budget
  * @qp: the QP
  * @budget: packets at most
- *
- * A replayed duplicate goes first: it is older than anything queued.
  *
  * Context: rq_lock held.
  * Return: true when the budget ran out with answers left to send.
@@ -384,12 +383,6 @@ static bool sroce_resp_serve(struct sroce_qp *qp, unsigned int budget)
 
 	lockdep_assert_held(&qp->rq_lock);
 
-	if (resp->replay) {
-		st = sroce_resp_answer(qp, resp->replay, &budget);
-		if (st != SROCE_SERVE_DONE)
-			return st == SROCE_SERVE_BUDGET;
-		resp->replay = NULL;
-	}
 	while (resp->res_send != resp->res_head) {
 		st = sroce_resp_answer(qp, &resp->res[resp->res_send %
 						      resp->nres], &budget);
@@ -421,14 +414,26 @@ void sroce_resp_work(struct work_struct *work)
 	} while (more);
 }
 
-/* A new entry in the resource table; NULL when all are still answering. */
+/*
+ * A new entry in the resource table; NULL when all are still answering.
+ *
+ * When every entry is queued, the oldest one is given up if a duplicate
+ * queued it again (or it is answered): a peer keeps at most as many reads
+ * and atomics outstanding as we have entries, and completes them in
+ * order, so a new one proves it has the oldest answer already. A peer
+ * that asks for more than it agreed to is refused.
+ */
 static struct sroce_rd_res *sroce_resp_new_res(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_rd_res *res;
 
-	if (resp->res_head - resp->res_send >= resp->nres)
-		return NULL;
+	if (resp->res_head - resp->res_send >= resp->nres) {
+		res = &resp->res[resp->res_send % resp->nres];
+		if (!res->again && sroce_rd_res_pending(res))
+			return NULL;
+		resp->res_send++;
+	}
 	sroce_resp_ack_now(qp);
 	res = &resp->res[resp->res_head % resp->nres];
 	memset(res, 0, sizeof(*res));
@@ -647,6 +652,7 @@ static enum sroce_verdict sroce_resp_read(struct sroce_qp *qp,
 	res->first_psn = pkt->psn;
 	res->last_psn = sroce_psn_add(pkt->psn,
 				      sroce_msg_npkts(len, resp->mtu) - 1);
+	res->stop_psn = res->last_psn;
 	res->psn = pkt->psn;
 	res->va = va;
 	res->rkey = be32_to_cpu(reth->rkey);
@@ -716,6 +722,7 @@ static enum sroce_verdict sroce_resp_atomic(struct sroce_qp *qp,
 	res->op = pkt->opcode & ~SROCE_TRANSPORT_MASK;
 	res->first_psn = pkt->psn;
 	res->last_psn = pkt->psn;
+	res->stop_psn = pkt->psn;
 	res->psn = pkt->psn;
 	res->orig = sroce_resp_do_atomic(mr, va, res->op,
 					 be64_to_cpu(aeth->swap_add),
@@ -765,58 +772,105 @@ static void sroce_resp_fatal(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	sroce_qp_error(qp);
 }
 
+/* The entry of the read or atomic @psn belongs to, and its index; or NULL. */
+static struct sroce_rd_res *sroce_resp_find_res(struct sroce_qp *qp, u32 psn,
+						u32 *index)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_res *res;
+	u32 n, idx;
+
+	for (n = 0; n < min(resp->nres, resp->res_head); n++) {
+		idx = resp->res_head - 1 - n;
+		res = &resp->res[idx % resp->nres];
+		if (res->op && sroce_psn_cmp(psn, res->first_psn) >= 0 &&
+		    sroce_psn_cmp(psn, res->last_psn) <= 0) {
+			*index = idx;
+			return res;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Will the answers queued for @res (entry @idx) bring what a duplicate
+ * asks for, @first to @stop? Then it asks for what is coming.
+ */
+static bool sroce_resp_coming(struct sroce_qp *qp, struct sroce_rd_res *res,
+			      u32 idx, u32 first, u32 stop)
+{
+	return (s32)(idx - qp->resp.res_send) >= 0 &&
+	       sroce_rd_res_pending(res) &&
+	       sroce_psn_cmp(first, res->psn) >= 0 &&
+	       sroce_psn_cmp(stop, res->stop_psn) <= 0;
+}
+
+/*
+ * A read or atomic already executed came again: its answer, or part of
+ * it, was lost. Unless the answers still queued bring it, the entry is
+ * answered again, from where the requester says it lacks data, and the
+ * answers go back to it: a requester that lost an answer drops the later
+ * ones until it has that one, and asks for them again too (go-back-N),
+ * each duplicate queueing its own entry again. An atomic is not done
+ * again: its ACK carries the value it found the first time.
+ */
+static void sroce_resp_answer_again(struct sroce_qp *qp,
+				    struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_reth *reth = NULL;
+	struct sroce_rd_res *res;
+	u32 idx, stop = pkt->psn;
+	bool is_read;
+
+	res = sroce_resp_find_res(qp, pkt->psn, &idx);
+	if (!res)
+		return;	/* too old to answer: dropped, as 9.7.5.1.1 allows */
+	is_read = res->op == SROCE_OP_READ_REQ;
+	if (!(pkt->mask & SROCE_ATOMIC) != is_read)
+		return;
+	if (pkt->mask & SROCE_ATOMIC) {
+		if (pkt->psn != res->first_psn)
+			return;
+	} else {
+		reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
+		if (!sroce_rd_res_covers(res, be32_to_cpu(reth->rkey),
+					 be64_to_cpu(reth->va),
+					 be32_to_cpu(reth->len)) ||
+		    !sroce_resp_mr_ok(qp, reth))
+			return;
+		stop = sroce_psn_add(pkt->psn,
+				     sroce_msg_npkts(be32_to_cpu(reth->len),
+						     resp->mtu) - 1);
+		if (sroce_psn_cmp(stop, res->last_psn) > 0)
+			return;
+	}
+	if (sroce_resp_coming(qp, res, idx, pkt->psn, stop))
+		return;
+	res->again = true;
+	res->psn = pkt->psn;
+	res->stop_psn = stop;
+	if (reth) {
+		res->va = be64_to_cpu(reth->va);
+		res->len = be32_to_cpu(reth->len);
+	}
+	if ((s32)(idx - resp->res_send) < 0)
+		resp->res_send = idx;
+}
+
 /* A request already executed came again: its answer was lost. */
 static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_resp *resp = &qp->resp;
-	struct sroce_rd_res *res, *hit = NULL;
-	struct sroce_reth *reth;
-	bool is_read;
-	u32 i;
 
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUPLICATE);
-	if (!(pkt->mask & (SROCE_READ | SROCE_ATOMIC))) {
-		/* Send or write: say again how far we got. */
-		if (pkt->ack_req)
-			sroce_resp_ack(qp, sroce_psn_add(resp->psn,
-							 SROCE_BTH_PSN_MASK));
+	if (pkt->mask & (SROCE_READ | SROCE_ATOMIC)) {
+		sroce_resp_answer_again(qp, pkt);
 		return;
 	}
-	for (i = 0; i < resp->nres; i++) {
-		res = &resp->res[i];
-		if (res->op && sroce_psn_cmp(pkt->psn, res->first_psn) >= 0 &&
-		    sroce_psn_cmp(pkt->psn, res->last_psn) <= 0)
-			hit = res;
-	}
-	is_read = hit && hit->op == SROCE_OP_READ_REQ;
-	if (!hit || !(pkt->mask & SROCE_ATOMIC) != is_read)
-		return;	/* too old to answer: dropped, as 9.7.5.1.1 allows */
-	if (pkt->mask & SROCE_ATOMIC && pkt->psn != hit->first_psn)
-		return;
-	reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
-	if (pkt->mask & SROCE_READ &&
-	    (!sroce_rd_res_covers(hit, be32_to_cpu(reth->rkey),
-				  be64_to_cpu(reth->va),
-				  be32_to_cpu(reth->len)) ||
-	     !sroce_resp_mr_ok(qp, reth)))
-		return;
-	/*
-	 * Answers still queued come first, and may well be what the
-	 * requester lacks: a duplicate then is dropped, and asked again
-	 * later if it still matters. Otherwise it is answered again from a
-	 * copy of its entry: the peer may pipeline new reads behind it, and
-	 * the oldest entry, this one perhaps, is the next one they take.
-	 */
-	if (resp->res_send != resp->res_head || resp->replay)
-		return;
-	resp->replay_buf = *hit;
-	resp->replay = &resp->replay_buf;
-	if (pkt->mask & SROCE_READ) {
-		/* Answer from where the requester says it lacks data. */
-		resp->replay->psn = pkt->psn;
-		resp->replay->va = be64_to_cpu(reth->va);
-		resp->replay->len = be32_to_cpu(reth->len);
-	}
+	/* Send or write: say again how far we got. */
+	if (pkt->ack_req)
+		sroce_resp_ack(qp, sroce_psn_add(resp->psn, SROCE_BTH_PSN_MASK));
 }
 
 static void sroce_resp_rc(struct sroce_qp *qp, struct sroce_pkt *pkt)
@@ -952,7 +1006,6 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	}
 	resp->op = 0;
 	resp->res_send = resp->res_head;
-	resp->replay = NULL;
 	resp->ack_pending = false;
 	spin_unlock_bh(&qp->rq_lock);
 }

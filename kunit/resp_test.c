@@ -212,11 +212,13 @@ static void atomic_ack_within_budget(struct kunit *test)
 }
 
 /*
- * A read asked for again is being answered again when the peer sends a
- * new read behind it, and the one resource the QP has is the replayed
- * read's: the new read is taken all the same, not refused as one too many.
+ * A read asked for again is queued to be answered again when the peer
+ * sends a new read behind it, and the one resource the QP has is the
+ * repeated read's: the new read is taken all the same, not refused as one
+ * too many. With one read outstanding at most, the peer sent it because
+ * it had the answer after all: that one is not sent a third time.
  */
-static void new_read_behind_replay(struct kunit *test)
+static void new_read_behind_answer_again(struct kunit *test)
 {
 	struct resp_fixture *fx = resp_fixture(test, 1);
 	u64 va = (uintptr_t)fx->buf;
@@ -226,18 +228,84 @@ static void new_read_behind_replay(struct kunit *test)
 
 	tx_full(fx, true);
 	read_req(fx, 0, va, MTU);		/* its response was lost */
-	KUNIT_ASSERT_NOT_NULL(test, fx->qp->resp.replay);
+	KUNIT_ASSERT_TRUE(test, fx->qp->resp.res[0].again);
+	KUNIT_ASSERT_EQ(test, fx->qp->resp.res_send, 0U);
 	read_req(fx, 1, va + MTU, MTU);		/* pipelined behind it */
 	KUNIT_EXPECT_EQ(test, fx->qp->state, IB_QPS_RTS);
 	KUNIT_EXPECT_EQ(test, fx->qp->resp.psn, 2U);
 
-	/* Both answered, the replay first; no NAK among them. */
 	tx_full(fx, false);
 	poke(fx);
-	KUNIT_EXPECT_EQ(test, sent(fx), 3ULL);
-	KUNIT_EXPECT_NULL(test, fx->qp->resp.replay);
+	KUNIT_EXPECT_EQ(test, sent(fx), 2ULL);
 	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_NAK_SENT),
 			0ULL);
+}
+
+/* A peer that sends more reads than it agreed to is refused. */
+static void more_reads_than_agreed(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 1);
+	u64 va = (uintptr_t)fx->buf;
+
+	tx_full(fx, true);
+	read_req(fx, 0, va, MTU);
+	read_req(fx, 1, va, MTU);
+	KUNIT_EXPECT_EQ(test, fx->qp->state, IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_NAK_SENT),
+			1ULL);
+}
+
+/*
+ * A duplicate read that comes while later answers are still queued sends
+ * the answers back to it, at once: not dropped, to be asked for again
+ * when the requester's timer fires. The reads between it and the queue
+ * are not sent again unless asked for.
+ */
+static void dup_read_goes_back(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 4);
+	u64 va = (uintptr_t)fx->buf;
+
+	read_req(fx, 0, va, MTU);			/* A, PSN 0 */
+	read_req(fx, 1, va, 2 * MTU);			/* B, PSNs 1-2 */
+	KUNIT_ASSERT_EQ(test, sent(fx), 3ULL);
+
+	tx_full(fx, true);
+	read_req(fx, 3, va, MTU);			/* C, queued */
+	read_req(fx, 0, va, MTU);			/* A again */
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.res_send, 0U);
+	KUNIT_EXPECT_EQ(test, fx->qp->state, IB_QPS_RTS);
+
+	tx_full(fx, false);
+	poke(fx);
+	KUNIT_EXPECT_EQ(test, sent(fx), 5ULL);		/* A, C */
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.res_send, 3U);
+
+	/* Asked for again while it is queued: once is enough. */
+	tx_full(fx, true);
+	read_req(fx, 1, va, 2 * MTU);
+	read_req(fx, 1, va, 2 * MTU);
+	tx_full(fx, false);
+	poke(fx);
+	KUNIT_EXPECT_EQ(test, sent(fx), 7ULL);
+}
+
+/*
+ * A duplicate for a piece of a read (SROCE_RD_RETRY_PKTS at a time) is
+ * answered with that piece, ending in a LAST: not with the rest of the
+ * read's PSNs.
+ */
+static void dup_read_piece(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 1);
+	u64 va = (uintptr_t)fx->buf;
+
+	read_req(fx, 0, va, 4 * MTU);
+	KUNIT_ASSERT_EQ(test, sent(fx), 4ULL);
+	read_req(fx, 1, va + MTU, MTU);
+	KUNIT_EXPECT_EQ(test, sent(fx), 5ULL);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.res[0].stop_psn, 1U);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.res[0].psn, 2U);
 }
 
 /*
@@ -254,7 +322,7 @@ static void dup_read_out_of_range(struct kunit *test)
 	read_req(fx, 0, va + 8 * MTU, 2 * MTU);	/* elsewhere */
 	read_req(fx, 0, va, 4 * MTU);			/* more */
 	KUNIT_EXPECT_EQ(test, sent(fx), 2ULL);
-	KUNIT_EXPECT_NULL(test, fx->qp->resp.replay);
+	KUNIT_EXPECT_FALSE(test, fx->qp->resp.res[0].again);
 	/* The rest of the same read is answered. */
 	read_req(fx, 1, va + MTU, MTU);
 	KUNIT_EXPECT_EQ(test, sent(fx), 3ULL);
@@ -351,7 +419,10 @@ static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(one_ack_per_run),
 	KUNIT_CASE(ack_before_read_in_run),
 	KUNIT_CASE(atomic_ack_within_budget),
-	KUNIT_CASE(new_read_behind_replay),
+	KUNIT_CASE(new_read_behind_answer_again),
+	KUNIT_CASE(more_reads_than_agreed),
+	KUNIT_CASE(dup_read_goes_back),
+	KUNIT_CASE(dup_read_piece),
 	KUNIT_CASE(dup_read_out_of_range),
 	KUNIT_CASE(refused_modify_keeps_the_reads),
 	{}
