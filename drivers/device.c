@@ -137,6 +137,23 @@ static void sroce_set_verbs(struct ib_device *ibdev)
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 }
 
+/*
+ * With `rdma system set netns exclusive`, a device belongs to one network
+ * namespace: this one is born in its netdev's, the one `rdma link add`
+ * ran in (newlink looks the netdev up there), and only processes there
+ * see and use it, as they alone see the netdev. The core has no call for
+ * a driver to name it; it reads coredev.rdma_net from registration on, and
+ * moves a registered device back to init_net when its namespace goes (the
+ * netdev's leaving unregisters ours first, see sroce_netdev_event()). In
+ * shared mode every namespace sees the device, from init_net as before.
+ */
+static void sroce_dev_set_netns(struct sroce_dev *sdev, struct net *net)
+{
+	if (rdma_dev_access_netns(&sdev->ibdev, net))
+		return;	/* shared mode, or init_net */
+	write_pnet(&sdev->ibdev.coredev.rdma_net, net);
+}
+
 /**
  * sroce_dev_add() - create and register a sroce device on a netdev
  * @name: the RDMA device name, already validated
@@ -202,6 +219,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	 * its memory until we are done with it.
 	 */
 	get_device(&sdev->ibdev.dev);
+	sroce_dev_set_netns(sdev, dev_net(ndev));
 	err = ib_register_device(&sdev->ibdev, name, NULL);
 	if (err)
 		goto err_put;

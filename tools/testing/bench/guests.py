@@ -618,6 +618,13 @@ done
 for ns in /run/netns/*; do
     [ ! -e "$ns" ] || ip netns delete "${ns##*/}" || true
 done
+# eth0 comes back from a namespace once the namespace's last process is
+# gone (the kernel's cleanup runs later); then the RDMA core's shared mode,
+# which it refuses while another namespace than init_net remains.
+for i in $(seq 150); do [ -e /sys/class/net/eth0 ] && break; sleep 0.2; done
+if ! rdma system show netns 2>/dev/null | grep -q shared; then
+    for i in $(seq 150); do rdma system set netns shared 2>/dev/null && break; sleep 0.2; done
+fi
 for dev in /sys/class/net/*; do
     [ -d "$dev" ] || continue  # not a device: bonding_masters
     dev=${dev##*/}
