@@ -22,8 +22,6 @@ from tools.testing.bench.lib import perftest as pt
 from tools.testing.bench.lib.netns import InNetns
 from tools.testing.bench.lib.rdma import counters
 
-pytestmark = pytest.mark.kernel("6.12")
-
 SROCE_ONLY = "rdma_rxe 6.1 works in init_net only"
 NS = "rdmans"
 DEV = "sroce0"
@@ -72,6 +70,7 @@ def listed(g):
 
 
 @pytest.mark.sroce(SROCE_ONLY)
+@pytest.mark.kernel("6.12")
 def test_device_seen_only_in_its_namespace(bench, namespaces):
     for n in namespaces:
         assert DEV in listed(n), listed(n)
