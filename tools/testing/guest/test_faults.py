@@ -351,3 +351,43 @@ def test_fault_under_perftest(request, bench, fault):
     print(f"fault: {name} (ib_write_bw) driver {bench.driver}: client rc {cli.rc} "
           f"server rc {srv.rc}, {rows[0]['bw_avg'] if rows else 0} MB/s; "
           f"fresh run {after['bytes']} bytes verified")
+
+
+@pytest.mark.sroce(RXE_HELD)
+def test_peer_guest_killed(bench, port=18540):
+    """B's whole machine dies under traffic (its QEMU killed): A's client
+    runs out of retries and exits 1 within its bound, A keeps nothing the
+    tool made, and once B is booted again a fresh run between them passes.
+    B's own side dies with B: nothing of it is checked."""
+    a, b = bench.a, bench.b
+    ends, devs, baseline = prepare(bench)
+
+    t0 = time.monotonic()
+    pair = Pair(a, b, ends, TRAFFIC, port=port, seconds=SECONDS)
+    try:
+        wait_streaming(b, pair)
+        assert pair.running(), "the traffic ended before the fault"
+        b.kill()
+        cli = pair.client.wait(SECONDS + 30, check=False)
+    except TimeoutError:
+        cli = pair.client.kill()
+    took = time.monotonic() - t0
+    text = f"client rc={cli.rc}\n{cli.out}{cli.err}"
+    assert cli.rc == FAILED, text
+
+    a.run("true", timeout=15)
+    deadline = time.monotonic() + 30
+    while (left := res_counts(a, devs[0])) != baseline[0] and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert left == baseline[0], f"[a] rdma resource: {baseline[0]} -> {left}"
+
+    bench.reboot(b)
+    ends = [(devs[0], ends[0][1]), attach(bench, b)]
+    fresh = Pair(a, b, ends, RECOVERY, port=port + 1, seconds=SECONDS)
+    cli2, srv2 = fresh.wait()
+    after = summary(cli2.out)
+    assert cli2.rc == srv2.rc == OK and after, Pair.text(cli2, srv2)
+    print(f"fault: peer_guest_killed driver {bench.driver}: client rc {cli.rc} in {took:.1f}s, "
+          f"{summary(cli.out)['bytes'] if summary(cli.out) else 0} bytes verified before; "
+          f"fresh run {after['bytes']} bytes verified")
+    print("client said: " + (cli.err.strip().splitlines() or ["(nothing)"])[-1])
