@@ -236,18 +236,37 @@ def prepare(bench):
     return ends, devs, baseline
 
 
+def streaming(bench, port):
+    """prepare(), then sroce-integrity between the guests with B's QPs
+    connected and the client still running: the fault must land while
+    data moves, not after. Returns (ends, devs, baseline, pair)."""
+    ends, devs, baseline = prepare(bench)
+    pair = Pair(bench.a, bench.b, ends, TRAFFIC, port=port, seconds=SECONDS)
+    try:
+        wait_streaming(bench.b, pair)
+        assert pair.running(), "the traffic ended before the fault"
+    except BaseException:
+        pair.wait()
+        raise
+    return ends, devs, baseline, pair
+
+
+def fresh_run(bench, ends, port):
+    """A short sroce-integrity run between the (dev, gid_index) ends, which
+    must pass: the devices recovered. Returns its summary()."""
+    cli, srv = Pair(bench.a, bench.b, ends, RECOVERY, port=port, seconds=SECONDS).wait()
+    after = summary(cli.out)
+    assert cli.rc == srv.rc == OK and after, Pair.text(cli, srv)
+    return after
+
+
 @pytest.mark.parametrize("fault", FAULTS)
 def test_fault_under_traffic(request, bench, fault, port=18530):
     name = request.node.callspec.id
     a, b = bench.a, bench.b
-    ends, devs, baseline = prepare(bench)
-
     t0 = time.monotonic()
-    pair = Pair(a, b, ends, TRAFFIC, port=port, seconds=SECONDS)
+    ends, devs, baseline, pair = streaming(bench, port)
     try:
-        wait_streaming(b, pair)
-        # The fault must land while data moves, not after.
-        assert pair.running(), "the traffic ended before the fault"
         fault.inject(bench, devs, pair)
         # Asked of B: with B's eth0 down, A's QEMU may stall until B
         # reads the link again (the held link-down case above).
@@ -275,10 +294,7 @@ def test_fault_under_traffic(request, bench, fault, port=18530):
 
     # The device recovered: a fresh run passes.
     ends = [(dev, g.gid_index(dev)) for g, dev in zip(bench.guests, devs)]
-    fresh = Pair(a, b, ends, RECOVERY, port=port + 1, seconds=SECONDS)
-    cli2, srv2 = fresh.wait()
-    after = summary(cli2.out)
-    assert cli2.rc == srv2.rc == OK and after, Pair.text(cli2, srv2)
+    after = fresh_run(bench, ends, port + 1)
     counts = wait_counts(bench, devs, baseline)
     assert counts == baseline, f"rdma resource after the fresh run: {baseline} -> {counts}"
 
@@ -344,10 +360,7 @@ def test_fault_under_perftest(request, bench, fault):
     counts = wait_counts(bench, devs, baseline)
     assert counts == baseline, f"rdma resource: {baseline} -> {counts}"
     ends = [(dev, g.gid_index(dev)) for g, dev in zip(bench.guests, devs)]
-    fresh = Pair(a, b, ends, RECOVERY, port=18532, seconds=SECONDS)
-    cli2, srv2 = fresh.wait()
-    after = summary(cli2.out)
-    assert cli2.rc == srv2.rc == OK and after, Pair.text(cli2, srv2)
+    after = fresh_run(bench, ends, 18532)
     print(f"fault: {name} (ib_write_bw) driver {bench.driver}: client rc {cli.rc} "
           f"server rc {srv.rc}, {rows[0]['bw_avg'] if rows else 0} MB/s; "
           f"fresh run {after['bytes']} bytes verified")
@@ -360,13 +373,9 @@ def test_peer_guest_killed(bench, port=18540):
     tool made, and once B is booted again a fresh run between them passes.
     B's own side dies with B: nothing of it is checked."""
     a, b = bench.a, bench.b
-    ends, devs, baseline = prepare(bench)
-
     t0 = time.monotonic()
-    pair = Pair(a, b, ends, TRAFFIC, port=port, seconds=SECONDS)
+    ends, devs, baseline, pair = streaming(bench, port)
     try:
-        wait_streaming(b, pair)
-        assert pair.running(), "the traffic ended before the fault"
         b.kill()
         cli = pair.client.wait(SECONDS + 30, check=False)
     except TimeoutError:
@@ -383,10 +392,7 @@ def test_peer_guest_killed(bench, port=18540):
 
     bench.reboot(b)
     ends = [(devs[0], ends[0][1]), attach(bench, b)]
-    fresh = Pair(a, b, ends, RECOVERY, port=port + 1, seconds=SECONDS)
-    cli2, srv2 = fresh.wait()
-    after = summary(cli2.out)
-    assert cli2.rc == srv2.rc == OK and after, Pair.text(cli2, srv2)
+    after = fresh_run(bench, ends, port + 1)
     print(f"fault: peer_guest_killed driver {bench.driver}: client rc {cli.rc} in {took:.1f}s, "
           f"{summary(cli.out)['bytes'] if summary(cli.out) else 0} bytes verified before; "
           f"fresh run {after['bytes']} bytes verified")
