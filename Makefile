@@ -21,8 +21,8 @@ SROCE_WERROR ?= 0
 KBUILD := $(MAKE) -C $(KDIR) M=$(TOP) CONFIG_SROCE=m SROCE_WERROR=$(SROCE_WERROR)
 
 .PHONY: all module provider tools setup demo check kunit sparse checkpatch install uninstall clean \
-	bench perftest perftest-full engines-full hostile-full faults-full fuzz-full check-debug \
-	deb package-check
+	bench perftest perftest-full engines-full hostile-full faults-full fuzz-full hardening \
+	check-debug deb package-check
 
 all: module provider tools
 
@@ -120,6 +120,24 @@ fuzz-full: module provider tools
 		SROCE_FUZZ_FRAMES=$${SROCE_FUZZ_FRAMES:-60000} \
 		SROCE_FUZZ_BELOW=$${SROCE_FUZZ_BELOW:-3640}; \
 		$(PYTEST) -s tools/testing/guest/test_fuzz.py
+
+# One run of fuzz-full's 10^6 hostile frames, faults-full's faults under
+# traffic and hostile-full's hostile process, then the table of what they
+# injected and verified and what the kernel reported (docs/HARDENING.md),
+# from the JUnit XML pytest writes: build/hardening/table.md. About 50
+# minutes under TCG; fuzz-full's variables size the frames. With
+# SROCE_GUEST=guest-debug, on the debug kernel (kmemleak then counts).
+HARDENING_TESTS := tools/testing/guest/test_fuzz.py tools/testing/guest/test_faults.py \
+	tools/testing/guest/test_hostile.py
+hardening: module provider tools
+	mkdir -p $(TOP)/build/hardening
+	export SROCE_FUZZ_ROUNDS=$${SROCE_FUZZ_ROUNDS:-10} \
+		SROCE_FUZZ_FRAMES=$${SROCE_FUZZ_FRAMES:-60000} \
+		SROCE_FUZZ_BELOW=$${SROCE_FUZZ_BELOW:-3640}; \
+		$(PYTEST) --full -o junit_family=xunit1 \
+			--junitxml=$(TOP)/build/hardening/junit.xml $(HARDENING_TESTS); \
+		rc=$$?; cd $(TOP) && /usr/bin/python3 -m tools.testing.bench.lib.hardening \
+		build/hardening/junit.xml build/hardening/table.md && exit $$rc
 
 # The guest tests on guests booting a debug kernel (KASAN, lockdep, kmemleak,
 # debug objects, lockup detectors: scripts/debug.config), built once from

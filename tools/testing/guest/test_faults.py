@@ -260,8 +260,17 @@ def fresh_run(bench, ends, port):
     return after
 
 
+def record_fault(record_property, cli, fresh):
+    """For make hardening's table (tools/testing/bench/lib/hardening.py):
+    one fault injected, and the bytes the client verified under it (perftest
+    verifies none) and in the fresh run."""
+    under = summary(cli.out)
+    record_property("faults", 1)
+    record_property("bytes_verified", (under["bytes"] if under else 0) + fresh["bytes"])
+
+
 @pytest.mark.parametrize("fault", FAULTS)
-def test_fault_under_traffic(request, bench, fault, port=18530):
+def test_fault_under_traffic(request, bench, fault, record_property, port=18530):
     name = request.node.callspec.id
     a, b = bench.a, bench.b
     t0 = time.monotonic()
@@ -295,6 +304,7 @@ def test_fault_under_traffic(request, bench, fault, port=18530):
     # The device recovered: a fresh run passes.
     ends = [(dev, g.gid_index(dev)) for g, dev in zip(bench.guests, devs)]
     after = fresh_run(bench, ends, port + 1)
+    record_fault(record_property, cli, after)
     counts = wait_counts(bench, devs, baseline)
     assert counts == baseline, f"rdma resource after the fresh run: {baseline} -> {counts}"
 
@@ -334,7 +344,7 @@ PERFTEST_FAULTS = [pytest.param(*p.values, id=p.id, marks=[*p.marks, pytest.mark
 
 
 @pytest.mark.parametrize("fault", PERFTEST_FAULTS)
-def test_fault_under_perftest(request, bench, fault):
+def test_fault_under_perftest(request, bench, fault, record_property):
     name = request.node.callspec.id
     a, b = bench.a, bench.b
     ends, devs, baseline = prepare(bench)
@@ -361,13 +371,14 @@ def test_fault_under_perftest(request, bench, fault):
     assert counts == baseline, f"rdma resource: {baseline} -> {counts}"
     ends = [(dev, g.gid_index(dev)) for g, dev in zip(bench.guests, devs)]
     after = fresh_run(bench, ends, 18532)
+    record_fault(record_property, cli, after)
     print(f"fault: {name} (ib_write_bw) driver {bench.driver}: client rc {cli.rc} "
           f"server rc {srv.rc}, {rows[0]['bw_avg'] if rows else 0} MB/s; "
           f"fresh run {after['bytes']} bytes verified")
 
 
 @pytest.mark.sroce(RXE_HELD)
-def test_peer_guest_killed(bench, port=18540):
+def test_peer_guest_killed(bench, record_property, port=18540):
     """B's whole machine dies under traffic (its QEMU killed): A's client
     runs out of retries and exits 1 within its bound, A keeps nothing the
     tool made, and once B is booted again a fresh run between them passes.
@@ -393,6 +404,7 @@ def test_peer_guest_killed(bench, port=18540):
     bench.reboot(b)
     ends = [(devs[0], ends[0][1]), attach(bench, b)]
     after = fresh_run(bench, ends, port + 1)
+    record_fault(record_property, cli, after)
     print(f"fault: peer_guest_killed driver {bench.driver}: client rc {cli.rc} in {took:.1f}s, "
           f"{summary(cli.out)['bytes'] if summary(cli.out) else 0} bytes verified before; "
           f"fresh run {after['bytes']} bytes verified")

@@ -170,7 +170,7 @@ def check_class(cls, frames, d):
 
 
 @pytest.mark.sroce(SROCE_ONLY)
-def test_hostile_transport(bench):
+def test_hostile_transport(bench, record_property):
     a, b = bench.a, bench.b
     dev = bench.attach(a)
     idx = a.gid_index(dev)
@@ -294,6 +294,9 @@ def test_hostile_transport(bench):
           flush=True)
     pingpong(bench, "ibv_rc_pingpong", [("v4", 65536)], dev={a.name: dev, b.name: dev_b})
     report(sent, by_class, verified, time.monotonic() - t_start)
+    # For make hardening's table (tools/testing/bench/lib/hardening.py).
+    record_property("frames", sum(sent.values()))
+    record_property("bytes_verified", verified)
 
 
 def integrity(bench, dev_a, dev_b):

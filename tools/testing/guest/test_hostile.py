@@ -108,9 +108,10 @@ def kill(a, dev, idx, kills):
               f"{time.monotonic() - t1:.1f} s")
 
 
-def hostile(bench, modes, seconds, kills=0):
+def hostile(bench, modes, seconds, kills=0, record=None):
     """@modes in turn on A, each leaving the resources as they were; then
-    the device carries traffic to B."""
+    the device carries traffic to B. record: pytest's record_property, for
+    make hardening's table (tools/testing/bench/lib/hardening.py)."""
     a = bench.a
     dev = bench.attach(a)
     idx = a.gid_index(dev)
@@ -126,24 +127,26 @@ def hostile(bench, modes, seconds, kills=0):
         counts_back(a, dev, start)
     pingpong(bench, "ibv_rc_pingpong", [("v4", 65536)],
              dev={a.name: dev, bench.b.name: bench.attach(bench.b)})
+    if record:
+        record("hostile", len(modes) + kills)
 
 
 MODES = ["scribble", "bindinval", "bindring", "destroyrace", "fork"]
 
 
 @pytest.mark.sroce("writes over libsroce's rings")
-def test_hostile(bench):
+def test_hostile(bench, record_property):
     """Every mode for SHORT seconds, then one kill."""
-    hostile(bench, MODES, SHORT, kills=1)
+    hostile(bench, MODES, SHORT, kills=1, record=record_property)
 
 
 @pytest.mark.full_only
 @pytest.mark.sroce("writes over libsroce's rings")
 @pytest.mark.parametrize("mode", MODES)
-def test_hostile_long(bench, mode):
-    hostile(bench, [mode], LONG)
+def test_hostile_long(bench, mode, record_property):
+    hostile(bench, [mode], LONG, record=record_property)
 
 
 @pytest.mark.full_only
-def test_hostile_kills(bench):
-    hostile(bench, [], 0, kills=10)
+def test_hostile_kills(bench, record_property):
+    hostile(bench, [], 0, kills=10, record=record_property)
