@@ -574,9 +574,10 @@ def parse_args(argv=None):
     ap.add_argument("--veth", action="store_true",
                     help="one guest, over a veth pair with offloads (make bench-veth): "
                          "bandwidth, CPU per GB and zero copy at 64 KiB and 1 MiB, iperf3")
-    ap.add_argument("--drivers", default="rxe,sroce,tcp",
+    ap.add_argument("--drivers", default=None,
                     help="comma-separated entities (rxe, sroce, tcp; with --veth also "
-                         "sroce-routed), in round 1's order")
+                         "sroce-routed), in round 1's order (default rxe,sroce,tcp; "
+                         "--veth: rxe,sroce,sroce-routed,tcp)")
     ap.add_argument("--mtu", default="1500", help="comma-separated: 1500, 9000")
     ap.add_argument("--sizes", default=None,
                     help="bandwidth message sizes, bytes (default "
@@ -593,6 +594,8 @@ def parse_args(argv=None):
     ap.add_argument("--json", help="where to write the results (default build/perf/)")
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args(argv)
+    if args.drivers is None:
+        args.drivers = "rxe,sroce,sroce-routed,tcp" if args.veth else "rxe,sroce,tcp"
     args.entities = args.drivers.split(",")
     for d in args.entities:
         if d not in (VETH_ENTITIES if args.veth else ("rxe", "sroce", "tcp")):

@@ -18,6 +18,7 @@ class Plan(unittest.TestCase):
     def test_veth_plan(self):
         args = perf.parse_args(["--veth"])
         self.assertEqual(args.sizes, [65536, 1 << 20])
+        self.assertEqual(args.entities, ["rxe", "sroce", "sroce-routed", "tcp"])
         rdma, tcp, metrics = perf.plan(args)
         self.assertEqual(len(rdma), 2 * 3)
         self.assertFalse([r for r in rdma if r[0] != "bw" or r[3] != 1 or r[4] != 1500])
