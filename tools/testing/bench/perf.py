@@ -676,8 +676,9 @@ def main(argv=None):
     print()
     where = "veth pair in one guest (vz0 counted), " if args.veth else ""
     print(f"{where}{args.rounds} rounds, MTU {args.mtu if not args.full else '1500,9000'}, "
-          f"{args.duration} s per bandwidth run, {args.lat_iters} latency iterations; "
-          f"medians over the rounds; host load {load[0]:.1f} -> {load[1]:.1f}, "
+          f"{args.duration} s per bandwidth run"
+          + ("; " if args.veth else f", {args.lat_iters} latency iterations; ")
+          + f"medians over the rounds; host load {load[0]:.1f} -> {load[1]:.1f}, "
           f"{nloaded} of {len(samples)} samples loaded; {seconds:.0f} s")
     if args.veth:
         print("topologies (tools/testing/bench/lib/veth.py): " + ", ".join(
