@@ -2,6 +2,7 @@
   /usr/bin/python3 scripts/perf.py [--rounds R] [--drivers rxe,sroce,tcp]
       [--mtu 1500[,9000]] [--sizes ...] [--qps 1,4] [--lossy] [--full]
       [--duration S] [--lat-iters N] [--json PATH] [--no-plots]
+  /usr/bin/python3 scripts/perf.py --veth [--rounds R] [--drivers ...] ...
 
 In each round, each entity in turn (the order rotates round by round) is
 measured on both guests: rxe and sroce attached, measured and detached
@@ -18,6 +19,18 @@ over the rounds per entity and the ratios; the JSON file
 (build/perf/perf-<time>.json, and build/perf/latest.json) has every
 sample; PNG plots are written next to it. docs/BENCH.md says how to read
 it; under TCG only the interleaved medians compare.
+
+--veth (`make bench-veth`): the same rounds in ONE guest, over a veth pair
+(lib/veth.py), a netdev with scatter-gather and checksum offload where
+the guests' link has neither: ib_{write,send,read}_bw at 64 KiB and
+1 MiB and iperf3, each end's programs on its own end of the pair, with
+bandwidth, CPU-seconds per payload GB (the one guest's /proc/stat) and
+sroce's tx_zerocopy per packet. sroce and TCP put the far end in its own
+netns; rdma_rxe cannot work there on 6.1 (its UDP port is in the initial
+netns only) and runs on the "routed" topology: both ends in the initial
+netns, policy routing sending each end's frames out of its own veth.
+"sroce-routed" runs sroce on that topology too, for a like-for-like
+ratio.
 """
 import argparse
 import concurrent.futures
@@ -30,6 +43,7 @@ import time
 from .guests import BUILD, Bench, CommandFailed, GuestError, install_signal_handlers
 from .lib import benchstat as bs
 from .lib import perftest as pt
+from .lib import veth
 
 BW_PROGRAMS = ("ib_write_bw", "ib_send_bw", "ib_read_bw")
 LAT_PROGRAMS = ("ib_send_lat", "ib_write_lat", "ib_read_lat")
@@ -44,13 +58,20 @@ NETEM = "netem delay 2ms loss 1% duplicate 1% reorder 10%"
 TCP_VARIANTS = {"tcp": "", "tcp eq-payload": "-M {ibmtu}", "tcp -P 4": "-P 4"}
 MIB = 1 << 20
 
+# --veth: entity -> (RDMA driver or None for TCP, veth topology).
+VETH_ENTITIES = {"sroce": ("sroce", "netns"), "rxe": ("rxe", "routed"),
+                 "tcp": (None, "netns"), "sroce-routed": ("sroce", "routed")}
+VETH_SIZES = (65536, 1 << 20)
+VETH_TCP = ("tcp", "tcp eq-payload")
+
 # Run in each guest for the length of a bandwidth run: a line per quarter
-# second with the time, /proc/stat's cpu line and eth0's byte counters.
+# second with the time, /proc/stat's cpu line and the byte counters of the
+# netdev the traffic crosses (@DEV@: eth0, or the veth's near end).
 # Builtins only (the wait is a read on a FIFO nobody writes), so that the
 # sampler costs next to nothing itself.
 SAMPLER = r"""
 rm -f /tmp/perf.fifo && mkfifo /tmp/perf.fifo && exec 9<>/tmp/perf.fifo
-s=/sys/class/net/eth0/statistics
+s=/sys/class/net/@DEV@/statistics
 while :; do
     read -r cpu < /proc/stat; read -r tx < $s/tx_bytes; read -r rx < $s/rx_bytes
     echo "$EPOCHREALTIME $cpu $tx $rx"
@@ -69,7 +90,8 @@ def size_name(size):
 
 def metric(kind, program, size=None, qps=1, mtu=1500, stat=None, lossy=False):
     """A metric's name and its fields (the plots and ratios use the fields).
-    kind: bw (MB/s), mpps, cpu (CPU-s per payload GB), lat (us)."""
+    kind: bw (MB/s), mpps, cpu (CPU-s per payload GB), lat (us), zc
+    (sroce's packets sent as page fragments per packet sent)."""
     parts = (["lossy"] if lossy else []) + [program]
     if size is not None:
         parts.append(size_name(size))
@@ -83,17 +105,22 @@ def metric(kind, program, size=None, qps=1, mtu=1500, stat=None, lossy=False):
         parts.append("CPU")
     elif kind == "lat":
         parts.append(stat)
+    elif kind == "zc":
+        parts.append("zc/pkt")
     return {"metric": " ".join(parts), "kind": kind, "program": program, "size": size,
             "qps": qps, "mtu": mtu, "stat": stat, "lossy": lossy}
 
 
 UNITS = {"bw": ("MB/s", "higher"), "mpps": ("Mpps", "higher"),
-         "cpu": ("CPU-s/GB", "lower"), "lat": ("us", "lower")}
+         "cpu": ("CPU-s/GB", "lower"), "lat": ("us", "lower"),
+         "zc": ("zc/pkt", "higher")}
 
 
 def plan(args):
     """Every metric of a run, in table order, and the runs that make them:
     [(entity kind 'rdma'|'tcp', run spec)]."""
+    if args.veth:
+        return plan_veth(args)
     rdma, tcp, metrics = [], [], []
     for mtu in args.mtus:
         for qps in args.qps:
@@ -115,6 +142,20 @@ def plan(args):
         for name in TCP_VARIANTS:
             tcp.append((name, mtu))
             metrics += [metric("bw", name, mtu=mtu), metric("cpu", name, mtu=mtu)]
+    return rdma, tcp, metrics
+
+
+def plan_veth(args):
+    """plan() for --veth: bandwidth, CPU per GB and zero-copy share at the
+    sizes asked (1 QP, MTU 1500), iperf3 plain and at RoCE's payload."""
+    rdma, tcp, metrics = [], [], []
+    for size in args.sizes:
+        for p in BW_PROGRAMS:
+            rdma.append(("bw", p, size, 1, 1500, False))
+            metrics += [metric(k, p, size) for k in ("bw", "cpu", "zc")]
+    for name in VETH_TCP:
+        tcp.append((name, 1500))
+        metrics += [metric("bw", name), metric("cpu", name)]
     return rdma, tcp, metrics
 
 
@@ -149,10 +190,20 @@ class Round:
     """One entity's part of a round (an RDMA driver's runs, or TCP's) at one
     MTU: guests reset, each run observed (host load, counters, CPU)."""
 
+    # The netdev the traffic crosses, whose counters a run reads, and
+    # whether it sees both directions (one end of a pair in one guest).
+    link, both_ways = "eth0", False
+
     def __init__(self, bench, entity, mtu, args, record):
         self.bench, self.entity, self.mtu, self.args = bench, entity, mtu, args
         self.record, self.host = record, Host(bench)
         self.ibmtu = pt.IB_MTU[mtu]
+        # Where servers and clients run: guest B serves, A connects.
+        self.server, self.client = bench.b, bench.a
+        self.server_ip = bench.b.ip
+        self.driver = entity
+        # The guests whose counters and CPU a run reads.
+        self.guests = bench.guests
 
     def setup(self):
         for g in self.bench.guests:
@@ -165,10 +216,11 @@ class Round:
         """Run fn() with the host sampled and both guests' counters read
         around it (and their CPU sampled during it); return (fn's result,
         observation)."""
-        guests = self.bench.guests
+        guests = self.guests
         h0 = self.host.sample()
         c0 = self.snapshots()
-        samplers = [g.spawn(SAMPLER, timeout=900) for g in guests] if sample_cpu else []
+        sampler = SAMPLER.replace("@DEV@", self.link)
+        samplers = [g.spawn(sampler, timeout=900) for g in guests] if sample_cpu else []
         t0 = time.monotonic()
         try:
             result = fn()
@@ -178,15 +230,17 @@ class Round:
         c1 = self.snapshots()
         h1 = self.host.sample()
         obs = {"host": Host.judge(h0, h1), "seconds": seconds,
-               "per_run": bs.per_run([bs.delta(a, b) for a, b in zip(c0, c1)]),
+               "per_run": bs.per_run([bs.delta(a, b) for a, b in zip(c0, c1)],
+                                     both_ways=self.both_ways),
                "cpu_rate": [bs.cpu_rate(t) for t in cpu] if cpu else None}
         return result, obs
 
     def snapshots(self):
         """Both guests' counters, read at once (TCG: each read takes a while)."""
-        guests = self.bench.guests
+        guests = self.guests
+        script = bs.snapshot_script(self.link)
         with concurrent.futures.ThreadPoolExecutor(len(guests)) as pool:
-            return list(pool.map(lambda g: bs.snapshot(g.run(bs.SNAPSHOT, timeout=60).out),
+            return list(pool.map(lambda g: bs.snapshot(g.run(script, timeout=60).out),
                                  guests))
 
     def log(self, name, text):
@@ -211,15 +265,20 @@ class RdmaRound(Round):
                 for s, _ in LAT_STATS:
                     self.record(self.entity, metric("lat", p, size, 1, mtu, s), None, why)
 
+    def attach(self):
+        """An RDMA device at each end: self.dev and self.gid, {"server",
+        "client"}."""
+        a, b = self.bench.a, self.bench.b
+        dev = {g.name: self.bench.attach(g, driver=self.driver) for g in (a, b)}
+        for g in (a, b):
+            g.wait_for(f"rdma link show {dev[g.name]}/1 | grep -q 'state ACTIVE'", timeout=60)
+        self.dev = {"server": dev["b"], "client": dev["a"]}
+        self.gid = {"server": b.gid_index(dev["b"]), "client": a.gid_index(dev["a"])}
+
     def run(self, runs):
         self.setup()
-        a, b = self.bench.a, self.bench.b
         try:
-            self.dev = {g.name: self.bench.attach(g, driver=self.entity) for g in (a, b)}
-            for g in (a, b):
-                g.wait_for(f"rdma link show {self.dev[g.name]}/1 | grep -q 'state ACTIVE'",
-                           timeout=60)
-            self.gid = {g.name: g.gid_index(self.dev[g.name]) for g in (a, b)}
+            self.attach()
         except (CommandFailed, TimeoutError, AssertionError) as e:
             return self.failed_all(runs, f"attach: {str(e).splitlines()[0]}")
         # A short write first: without a data path every run would wait
@@ -233,6 +292,7 @@ class RdmaRound(Round):
         lossy = [r for r in runs if r[5]]
         for r in clean:
             (self.bw if r[0] == "bw" else self.lat)(*r[1:4])
+        a, b = self.bench.a, self.bench.b
         if lossy:
             for g in (a, b):
                 g.run(f"tc qdisc replace dev eth0 root {NETEM}")
@@ -242,18 +302,22 @@ class RdmaRound(Round):
             finally:
                 for g in (a, b):
                     g.run("tc qdisc del dev eth0 root 2>/dev/null || true")
-        for g in (a, b):
+        self.teardown()
+
+    def teardown(self):
+        for g in self.bench.guests:
             self.bench.reset(g)
 
     def perftest(self, program, size, extra, timeout):
-        a, b = self.bench.a, self.bench.b
-        return pt.run_perftest(b, a, program, self.dev["b"], self.gid["b"], b.ip, size=size,
+        return pt.run_perftest(self.server, self.client, program, self.dev["server"],
+                               self.gid["server"], self.server_ip, size=size,
                                mtu=self.ibmtu, extra=extra, timeout=timeout,
-                               client_gid_index=self.gid["a"])
+                               client_gid_index=self.gid["client"],
+                               client_dev=self.dev["client"])
 
     def bw(self, program, size, qps, lossy=False):
         m = {k: metric(k, program, size, qps, self.mtu, lossy=lossy)
-             for k in ("bw", "cpu", "mpps")}
+             for k in ("bw", "cpu", "mpps", "zc")}
         opts = f"-D {self.args.duration}" + (f" -q {qps}" if qps != 1 else "")
         run, obs = self.observe(lambda: self.perftest(program, size, opts,
                                                       timeout=self.args.duration * 4 + 90),
@@ -271,6 +335,9 @@ class RdmaRound(Round):
             return
         if size <= 64:
             self.record(self.entity, m["mpps"], row["msg_rate"], extra=extra)
+        zc = obs["per_run"].get("tx_zerocopy_per_packet")
+        if self.args.veth and zc is not None:
+            self.record(self.entity, m["zc"], zc, extra=extra)
         per = bs.cpu_per_payload_gb(obs["cpu_rate"], row["bw_avg"] * MIB)
         if per is None:
             self.record(self.entity, m["cpu"], None, "no traffic seen by the sampler")
@@ -300,14 +367,20 @@ class TcpRound(Round):
         for name, _ in variants:
             self.one(name)
 
+    def __init__(self, *args):
+        super().__init__(*args)
+        # iperf3's server in A, its client in B.
+        self.server, self.client = self.bench.a, self.bench.b
+        self.server_ip = self.bench.a.ip
+
     def iperf3(self, opts):
-        a, b = self.bench.a, self.bench.b
+        srv_guest, cli = self.server, self.client
         port = pt.next_port(5300)
-        srv = a.spawn(f"exec iperf3 -s -1 -p {port}", timeout=self.args.duration + 120)
+        srv = srv_guest.spawn(f"exec iperf3 -s -1 -p {port}", timeout=self.args.duration + 120)
         try:
-            pt.wait_listening(a, port, srv)
-            res = b.run(f"iperf3 -c {a.ip} -p {port} -t {self.args.duration} -J {opts}",
-                        timeout=self.args.duration + 90, check=False)
+            pt.wait_listening(srv_guest, port, srv)
+            res = cli.run(f"iperf3 -c {self.server_ip} -p {port} -t {self.args.duration} "
+                          f"-J {opts}", timeout=self.args.duration + 90, check=False)
         finally:
             srv.kill()
         return res
@@ -333,6 +406,52 @@ class TcpRound(Round):
             self.record("tcp", mcpu, per[0], extra={**extra, "busy": per[1]})
 
 
+class VethRound:
+    """--veth: the entity's topology of the veth pair in guest A (the one
+    guest booted), its near end serving, the far end connecting; counters
+    and CPU read on the near end, which sees both directions."""
+    link, both_ways = veth.NEAR_DEV, True
+
+    def setup(self):
+        super().setup()
+        self.guests = (self.bench.a,)
+        self.driver, topology = VETH_ENTITIES[self.entity]
+        self.pair = veth.make(self.bench.a, topology)
+        self.server, self.client = self.pair.near, self.pair.far
+        self.server_ip = veth.NEAR_IP
+
+    def attach(self):
+        names = (f"{self.driver}0", f"{self.driver}1")
+        gids = self.pair.attach(self.driver, names)
+        for n in names:
+            self.bench.a.wait_for(f"rdma link show {n}/1 | grep -q 'state ACTIVE'", timeout=60)
+        self.dev = {"server": names[0], "client": names[1]}
+        self.gid = {"server": gids[0], "client": gids[1]}
+
+    def extra(self, obs):
+        return {**super().extra(obs), "topology": self.pair.topology}
+
+    def teardown(self):
+        # The RDMA devices first (reset deletes them), then the pair and
+        # any routing rules it made.
+        super().teardown()
+        veth.teardown(self.bench.a)
+
+
+class VethRdmaRound(VethRound, RdmaRound):
+    pass
+
+
+class VethTcpRound(VethRound, TcpRound):
+    def run(self, variants):
+        super().run(variants)
+        self.teardown()
+
+    def teardown(self):
+        self.bench.reset(self.bench.a)
+        veth.teardown(self.bench.a)
+
+
 def fmt(x):
     if x is None:
         return "-"
@@ -340,11 +459,11 @@ def fmt(x):
 
 
 def tcp_reference(m, medians, variant):
-    """TCP's median to set a bandwidth metric against: the same MTU, the
-    given variant ('tcp' or 'tcp eq-payload')."""
-    if m["kind"] != "bw" or m["lossy"] or m["program"].startswith("tcp"):
+    """TCP's median to set a bandwidth or CPU-per-GB metric against: the
+    same kind and MTU, the given variant ('tcp' or 'tcp eq-payload')."""
+    if m["kind"] not in ("bw", "cpu") or m["lossy"] or m["program"].startswith("tcp"):
         return None
-    return medians.get(metric("bw", variant, mtu=m["mtu"])["metric"])
+    return medians.get(metric(m["kind"], variant, mtu=m["mtu"])["metric"])
 
 
 def report(samples, entities, metrics):
@@ -352,12 +471,18 @@ def report(samples, entities, metrics):
     drivers = [e for e in entities if e != "tcp"]
     summary, lines = [], []
     w = max(len(m["metric"]) for m in metrics) + 2
-    both = "rxe" in drivers and "sroce" in drivers
-    ratios = (["sroce/rxe"] if both else []) + (
+    # Each other driver against rxe (--veth's sroce-routed too: its
+    # like-for-like ratio).
+    vs_rxe = [d for d in drivers if d != "rxe"] if "rxe" in drivers else []
+    ratios = [f"{d}/rxe" for d in vs_rxe] + (
         [f"{d}/{t}" for d in drivers for t in ("TCP", "TCPeq")] if "tcp" in entities else [])
     cols = drivers + (["tcp"] if "tcp" in entities else [])
+    # Columns as wide as their heads (--veth's "sroce-routed").
+    cw = max([16] + [len(c) + 6 for c in cols])
+    rw = {r: max(11, len(r) + 2) for r in ratios}
     head = (f"{'metric':<{w}}{'unit':<10}{'better':<8}"
-            + "".join(f"{c + ' (n)':<16}" for c in cols) + "".join(f"{r:<11}" for r in ratios))
+            + "".join(f"{c + ' (n)':<{cw}}" for c in cols)
+            + "".join(f"{r:<{rw[r]}}" for r in ratios))
     lines += [head, "-" * len(head)]
     reasons = {}
     tcp_medians = {}
@@ -388,8 +513,9 @@ def report(samples, entities, metrics):
             for why in fails:
                 reasons.setdefault((d, why), []).append(m["metric"])
         med = entry["median"]
-        if both and med.get("rxe") and med.get("sroce") is not None:
-            entry["ratio"]["sroce/rxe"] = med["sroce"] / med["rxe"]
+        for d in vs_rxe:
+            if med.get("rxe") and med.get(d) is not None:
+                entry["ratio"][f"{d}/rxe"] = med[d] / med["rxe"]
         for d in drivers:
             for t, variant in (("TCP", "tcp"), ("TCPeq", "tcp eq-payload")):
                 ref = tcp_reference(m, tcp_medians, variant)
@@ -397,8 +523,8 @@ def report(samples, entities, metrics):
                     entry["ratio"][f"{d}/{t}"] = med[d] / ref
         summary.append(entry)
         lines.append(f"{m['metric']:<{w}}{unit:<10}{better:<8}"
-                     + "".join(f"{c:<16}" for c in cells)
-                     + "".join(f"{fmt(entry['ratio'].get(r)) if r in entry['ratio'] else '':<11}"
+                     + "".join(f"{c:<{cw}}" for c in cells)
+                     + "".join(f"{fmt(entry['ratio'][r]) if r in entry['ratio'] else '':<{rw[r]}}"
                                for r in ratios))
     lines += ["", "(n) = samples, kL = k of them loaded (docs/BENCH.md), ! = failures below"]
     lines += ["", per_frame_table(samples, metrics, cols)]
@@ -411,17 +537,19 @@ def report(samples, entities, metrics):
 
 PER_FRAME = (("frames", "frames"), ("irq/fr", "virtio_net_irqs_per_frame"),
              ("kick/fr", "kicks_per_frame"), ("rxsoft/fr", "net_rx_per_frame"),
-             ("retrans", None))
+             ("retrans", None), ("bklg-drop", "softnet_dropped"))
 
 
 def per_frame_table(samples, metrics, cols):
     """Medians of the per-run counters of every bandwidth run, both guests
     summed: frames sent on the link, virtio-net interrupts, kicks and
     NET_RX softirqs per frame, retransmissions (RDMA counters for rxe and
-    sroce, TCP's RetransSegs for TCP)."""
+    sroce, TCP's RetransSegs for TCP), packets dropped as an input backlog
+    was full (/proc/net/softnet_stat)."""
     names = [m["metric"] for m in metrics if m["kind"] == "bw"]
     w = max(len(n) for n in names) + 2 if names else 10
-    head = f"{'per run (medians)':<{w}}{'':<7}" + "".join(f"{h:>11}" for h, _ in PER_FRAME)
+    dw = max([7] + [len(d) + 1 for d in cols])
+    head = f"{'per run (medians)':<{w}}{'':<{dw}}" + "".join(f"{h:>11}" for h, _ in PER_FRAME)
     lines = [head, "-" * len(head)]
     for n in names:
         for d in cols:
@@ -436,18 +564,25 @@ def per_frame_table(samples, metrics, cols):
                 else:
                     v = [x[key] for x in c if x.get(key) is not None]
                 cells.append(fmt(statistics.median(v)) if v else "-")
-            lines.append(f"{n:<{w}}{d:<7}" + "".join(f"{x:>11}" for x in cells))
+            lines.append(f"{n:<{w}}{d:<{dw}}" + "".join(f"{x:>11}" for x in cells))
     return "\n".join(lines)
 
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--drivers", default="rxe,sroce,tcp",
-                    help="comma-separated entities (rxe, sroce, tcp), in round 1's order")
+    ap.add_argument("--veth", action="store_true",
+                    help="one guest, over a veth pair with offloads (make bench-veth): "
+                         "bandwidth, CPU per GB and zero copy at 64 KiB and 1 MiB, iperf3")
+    ap.add_argument("--drivers", default=None,
+                    help="comma-separated entities (rxe, sroce, tcp; with --veth also "
+                         "sroce-routed), in round 1's order (default rxe,sroce,tcp; "
+                         "--veth: rxe,sroce,sroce-routed,tcp)")
     ap.add_argument("--mtu", default="1500", help="comma-separated: 1500, 9000")
-    ap.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)),
-                    help="bandwidth message sizes, bytes")
+    ap.add_argument("--sizes", default=None,
+                    help="bandwidth message sizes, bytes (default "
+                         f"{','.join(map(str, DEFAULT_SIZES))}; --veth: "
+                         f"{','.join(map(str, VETH_SIZES))})")
     ap.add_argument("--qps", default="1,4", help="QP counts (-q) of the bandwidth runs")
     ap.add_argument("--q-sizes", default="65536",
                     help="sizes run with more than one QP (default 64 KiB; --full: all)")
@@ -459,10 +594,16 @@ def parse_args(argv=None):
     ap.add_argument("--json", help="where to write the results (default build/perf/)")
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args(argv)
+    if args.drivers is None:
+        args.drivers = "rxe,sroce,sroce-routed,tcp" if args.veth else "rxe,sroce,tcp"
     args.entities = args.drivers.split(",")
     for d in args.entities:
-        if d not in ("rxe", "sroce", "tcp"):
+        if d not in (VETH_ENTITIES if args.veth else ("rxe", "sroce", "tcp")):
             ap.error(f"unknown driver {d}")
+    if args.veth and (args.full or args.lossy or args.mtu != "1500"):
+        ap.error("--veth runs at MTU 1500 without netem: no --full, --lossy, --mtu")
+    if args.sizes is None:
+        args.sizes = ",".join(map(str, VETH_SIZES if args.veth else DEFAULT_SIZES))
     args.sizes = [int(x) for x in args.sizes.split(",")]
     args.qps = [int(x) for x in args.qps.split(",")]
     args.q_sizes = [int(x) for x in args.q_sizes.split(",")]
@@ -502,6 +643,11 @@ def main(argv=None):
     t0 = time.monotonic()
     rnd, rc, env = 0, 0, {}
     bench = Bench("rxe")
+    rounds = (VethRdmaRound, VethTcpRound) if args.veth else (RdmaRound, TcpRound)
+    if args.veth:
+        # Guest A alone: B would only take host CPU from it. A's QEMU
+        # listens on the link socket without waiting for B.
+        bench.guests = (bench.a,)
     try:
         bench.start()
         env = environment(bench)
@@ -512,10 +658,10 @@ def main(argv=None):
                 for e in order:
                     print(f"=== round {rnd}/{args.rounds}, MTU {mtu}: {e}", flush=True)
                     if e == "tcp":
-                        TcpRound(bench, e, mtu, args, record).run(
+                        rounds[1](bench, e, mtu, args, record).run(
                             [t for t in tcp_runs if t[1] == mtu])
                     else:
-                        RdmaRound(bench, e, mtu, args, record).run(
+                        rounds[0](bench, e, mtu, args, record).run(
                             [r for r in rdma_runs if r[4] == mtu])
     except (GuestError, CommandFailed, TimeoutError) as e:
         # What was measured until then is still reported.
@@ -528,12 +674,18 @@ def main(argv=None):
     table, summary = report(samples, args.entities, metrics)
     nloaded = sum(1 for s in samples if s.get("loaded"))
     print()
-    print(f"{args.rounds} rounds, MTU {args.mtu if not args.full else '1500,9000'}, "
-          f"{args.duration} s per bandwidth run, {args.lat_iters} latency iterations; "
-          f"medians over the rounds; host load {load[0]:.1f} -> {load[1]:.1f}, "
+    where = "veth pair in one guest (vz0 counted), " if args.veth else ""
+    print(f"{where}{args.rounds} rounds, MTU {args.mtu if not args.full else '1500,9000'}, "
+          f"{args.duration} s per bandwidth run"
+          + ("; " if args.veth else f", {args.lat_iters} latency iterations; ")
+          + f"medians over the rounds; host load {load[0]:.1f} -> {load[1]:.1f}, "
           f"{nloaded} of {len(samples)} samples loaded; {seconds:.0f} s")
+    if args.veth:
+        print("topologies (tools/testing/bench/lib/veth.py): " + ", ".join(
+            f"{e} {VETH_ENTITIES[e][1]}" for e in args.entities))
     print(table)
-    out = args.json or os.path.join(BUILD, "perf", f"perf-{stamp}.json")
+    kind = "perf-veth" if args.veth else "perf"
+    out = args.json or os.path.join(BUILD, "perf", f"{kind}-{stamp}.json")
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     doc = {"time": stamp, "args": {k: v for k, v in vars(args).items()},
            "host_load": load, "seconds": seconds, "environment": env, "summary": summary,
@@ -541,7 +693,8 @@ def main(argv=None):
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
     if not args.json:
-        with open(os.path.join(BUILD, "perf", "latest.json"), "w") as f:
+        latest = "latest-veth.json" if args.veth else "latest.json"
+        with open(os.path.join(BUILD, "perf", latest), "w") as f:
             json.dump(doc, f, indent=1)
     print(f"\nresults: {os.path.relpath(out)}")
     if not args.no_plots:

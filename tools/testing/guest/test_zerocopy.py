@@ -14,6 +14,8 @@ import re
 
 import pytest
 
+from tools.testing.bench.lib import veth
+
 SROCE_ONLY = "counts sroce's zero-copy transmissions"
 
 
@@ -34,24 +36,15 @@ def pingpong(g, srv_dev, srv_gid, cli_dev, cli_gid, host, size, iters,
     assert f"{iters} iters" in cli.out, cli.out
 
 
-NS = "ip netns exec zc "
+NS = f"ip netns exec {veth.NS} "
 
 
 def veth_pair(bench):
     """sz0 on vz0 (10.78.0.1) in guest A, sz1 on its veth peer vz1
-    (10.78.0.2) in the namespace zc, as another host would be: with both
-    addresses local, routing between them would go through lo. Returns
-    the two GID indexes."""
-    a = bench.a
-    a.run("ip netns add zc && "
-          "ip link add vz0 type veth peer name vz1 netns zc && "
-          "ip addr add 10.78.0.1/24 dev vz0 && ip link set vz0 up && "
-          f"{NS}ip addr add 10.78.0.2/24 dev vz1 && {NS}ip link set vz1 up && "
-          f"{NS}ip link set lo up")
-    assert "scatter-gather: on" in a.run("ethtool -k vz0").out
-    bench.attach(a, "sz0", netdev="vz0")
-    a.run(f"{NS}rdma link add sz1 type sroce netdev vz1")
-    return a.gid_index("sz0", "10.78.0.1"), a.gid_index("sz1", "10.78.0.2")
+    (10.78.0.2) in the namespace zc, as another host would be (the
+    "netns" topology of tools/testing/bench/lib/veth.py, which the bench's
+    --veth mode builds too). Returns the two GID indexes."""
+    return veth.make(bench.a, "netns").attach("sroce", ("sz0", "sz1"))
 
 
 @pytest.mark.sroce(SROCE_ONLY)

@@ -12,7 +12,7 @@ import matplotlib
 matplotlib.use("Agg")  # no display: files only
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLOURS = {"sroce": "tab:blue", "rxe": "tab:orange"}
+COLOURS = {"sroce": "tab:blue", "rxe": "tab:orange", "sroce-routed": "tab:purple"}
 TCP_STYLES = {"tcp": "-", "tcp eq-payload": "--", "tcp -P 4": ":"}
 
 

@@ -12,15 +12,24 @@ USER_HZ = 100
 # One guest command prints everything counted per run, each source after a
 # marker line, so one round trip to the agent takes the whole snapshot.
 # The `rdma statistic` line is empty when no RDMA link exists (TCP runs).
-SNAPSHOT = r"""
+# @DEV@: the netdev the traffic crosses (eth0; vz0 for the veth bench).
+_SNAPSHOT = r"""
 echo '@@ stat'; cat /proc/stat
 echo '@@ interrupts'; cat /proc/interrupts
 echo '@@ softirqs'; cat /proc/softirqs
+echo '@@ softnet'; cat /proc/net/softnet_stat
 echo '@@ snmp'; cat /proc/net/snmp
-echo '@@ netdev'; cat /sys/class/net/eth0/statistics/tx_packets /sys/class/net/eth0/statistics/rx_packets
-echo '@@ ethtool'; ethtool -S eth0 2>/dev/null || true
+echo '@@ netdev'; cd /sys/class/net/@DEV@/statistics && cat tx_packets rx_packets; cd /
+echo '@@ ethtool'; ethtool -S @DEV@ 2>/dev/null || true
 echo '@@ rdma'; rdma statistic show link 2>/dev/null || true
 """
+
+
+def snapshot_script(dev="eth0"):
+    return _SNAPSHOT.replace("@DEV@", dev)
+
+
+SNAPSHOT = snapshot_script()
 
 # Recorded once per boot, per guest: what decides how the link behaves.
 ENVIRONMENT = r"""
@@ -86,6 +95,14 @@ def softirqs(text):
     return out
 
 
+def softnet_dropped(text):
+    """Packets dropped as a CPU's input backlog was full (the second column
+    of /proc/net/softnet_stat, hex), summed over CPUs: where a veth's
+    receiver falls behind its sender."""
+    rows = [line.split() for line in text.splitlines() if line.strip()]
+    return sum(int(r[1], 16) for r in rows if len(r) > 1)
+
+
 def snmp(text, proto="Tcp"):
     """One protocol's counters of /proc/net/snmp (header line, value line)."""
     rows = [line.split() for line in text.splitlines() if line.startswith(proto + ":")]
@@ -134,6 +151,8 @@ def snapshot(text):
     out.update({"cpu_" + k: v for k, v in proc_stat_cpu(s.get("stat", "")).items()})
     out.update(interrupts(s.get("interrupts", "")))
     out.update(softirqs(s.get("softirqs", "")))
+    if "softnet" in s:
+        out["softnet_dropped"] = softnet_dropped(s["softnet"])
     out.update(snmp(s.get("snmp", "")))
     pk = s.get("netdev", "").split()
     if len(pk) == 2:
@@ -157,19 +176,25 @@ def delta(before, after):
     return out
 
 
-def per_run(deltas):
+def per_run(deltas, both_ways=False):
     """Both guests' counter deltas of one run: totals, and the per-packet
-    figures the report shows (per frame sent on the link by either guest)."""
+    figures the report shows (per frame sent on the link by either guest).
+    both_ways: one end's netdev sees the whole link (a veth pair in one
+    guest), so its received frames count too."""
     tot = {}
     for d in deltas:
         for k, v in d.items():
             tot[k] = tot.get(k, 0) + v
-    frames = tot.get("tx_packets", 0)
-    out = {"frames": frames,
+    frames = tot.get("tx_packets", 0) + (tot.get("rx_packets", 0) if both_ways else 0)
+    out = {"frames": frames, "softnet_dropped": tot.get("softnet_dropped"),
            "rdma_retransmits": sum(tot.get("rdma_" + k, 0) for k in RDMA_RETRANSMIT_KEYS),
            "tcp_retransmits": tot.get("RetransSegs", 0),
            "cpu_s": tot.get("cpu_busy", 0) / USER_HZ,
            "kernel_cpu_s": tot.get("cpu_kernel", 0) / USER_HZ}
+    # sroce's packets sent as fragments of the registered pages, per
+    # packet it sent (ACKs included); drivers without the counter: None.
+    zc, sent = tot.get("rdma_tx_zerocopy"), tot.get("rdma_tx_packets")
+    out["tx_zerocopy_per_packet"] = zc / sent if zc is not None and sent else None
     for k in ("virtio_net_irqs", "kicks", "net_rx", "net_tx"):
         if k in tot:
             out[k + "_per_frame"] = tot[k] / frames if frames else None

@@ -371,12 +371,12 @@ def _clean(run, program):
             p["errors"] = [e for e in p["errors"] if not CALIBRATION_RE.search(e)]
 
 
-def _once(server, client, program, dev, gid_index, client_gid_index, dest, size, iters,
-          connection, mtu, extra, timeout, rdma_cm):
+def _once(server, client, program, dev, client_dev, gid_index, client_gid_index, dest, size,
+          iters, connection, mtu, extra, timeout, rdma_cm):
     port = next_port()
     srv, _ = perftest_cmds(program, dev, gid_index, port, dest, size, iters, connection,
                            mtu, extra, rdma_cm)
-    _, cli = perftest_cmds(program, dev, client_gid_index, port, dest, size, iters,
+    _, cli = perftest_cmds(program, client_dev, client_gid_index, port, dest, size, iters,
                            connection, mtu, extra, rdma_cm)
     run = run_pair(server, client, srv, cli, port, timeout,
                    wait_cm_listening if rdma_cm else wait_listening)
@@ -390,12 +390,14 @@ def _once(server, client, program, dev, gid_index, client_gid_index, dest, size,
 def run_perftest(server, client, program, dev, gid_index, dest, size=None,
                  iters=None, connection="RC", mtu=None, extra="", timeout=120,
                  client_gid_index=None, calibration_retries=CALIBRATION_RETRIES,
-                 rdma_cm=False):
+                 rdma_cm=False, client_dev=None):
     """Run one perftest program between server and client guests (the same
     guest for loopback); dest: the server's address (perftest 4.5
     exchanges QP data over IPv4 only, so an IPv4 one but with rdma_cm; the
     GID index decides the RoCE address family). rdma_cm: connect with -R,
-    the server's readiness shown by its cm_id. Returns a Run with .parsed
+    the server's readiness shown by its cm_id. client_dev: the client's
+    device when it differs from the server's (both ends of a veth pair in
+    one guest). Returns a Run with .parsed
     = {"client", "server"}.
 
     Each size whose row a failed clock calibration left empty (a property
@@ -404,7 +406,7 @@ def run_perftest(server, client, program, dev, gid_index, dest, size=None,
     times, and its rows put in place of the empty ones; run.remeasured
     keeps those runs, and CALIBRATION counts them."""
     cgid = gid_index if client_gid_index is None else client_gid_index
-    args = (program, dev, gid_index, cgid, dest)
+    args = (program, dev, client_dev or dev, gid_index, cgid, dest)
     opts = (iters, connection, mtu, extra, timeout, rdma_cm)
     run = _once(server, client, *args, size, *opts)
     CALIBRATION["runs"] += 1

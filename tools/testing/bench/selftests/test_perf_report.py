@@ -87,9 +87,9 @@ class Report(unittest.TestCase):
         # The per-run counters table: sroce's write and TCP's equal-payload row.
         rows = [x.split() for x in table.splitlines() if x.startswith(("ib_write_bw 64 KiB ",
                                                                        "tcp eq-payload "))]
-        self.assertIn(["ib_write_bw", "64", "KiB", "sroce", "1000", "0.5", "1", "0.25", "0"],
-                      rows)
-        self.assertIn(["tcp", "eq-payload", "tcp", "1000", "0.5", "1", "0.25", "3"], rows)
+        self.assertIn(["ib_write_bw", "64", "KiB", "sroce", "1000", "0.5", "1", "0.25", "0",
+                       "-"], rows)
+        self.assertIn(["tcp", "eq-payload", "tcp", "1000", "0.5", "1", "0.25", "3", "-"], rows)
 
     def test_lossy_row_has_no_tcp_ratio(self):
         lw = self.m["lossy ib_write_bw 64 KiB"]
