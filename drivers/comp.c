@@ -408,6 +408,24 @@ static void sroce_comp_busy(struct sroce_qp *qp)
 		mod_timer(&req->timer, jiffies + req->timeout);
 }
 
+/*
+ * An atomic write is answered by an RDMA READ Response Only without
+ * payload (IBA 1.5, A19): the word is stored. Any other response for it
+ * is not one.
+ */
+static void sroce_comp_atomic_write_resp(struct sroce_qp *qp,
+					 struct sroce_swqe *swqe,
+					 struct sroce_pkt *pkt)
+{
+	if (swqe->done)
+		return;
+	if ((pkt->mask & SROCE_ONLY) != SROCE_ONLY || pkt->paylen) {
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_HEADER);
+		return;
+	}
+	sroce_comp_rd_done(qp, swqe);
+}
+
 static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
@@ -421,6 +439,10 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (sroce_psn_cmp(pkt->psn, req->max_psn) < 0)
 		sroce_comp_busy(qp);
 	swqe = sroce_comp_rd_wqe(qp, pkt->psn);
+	if (swqe && swqe->wire_op == SROCE_OP_ATOMIC_WRITE) {
+		sroce_comp_atomic_write_resp(qp, swqe, pkt);
+		return;
+	}
 	if (!swqe || swqe->wire_op != SROCE_OP_READ_REQ)
 		return;
 	expect = sroce_psn_add(swqe->first_psn, swqe->resp_off / req->mtu);
@@ -479,7 +501,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	int err;
 
 	swqe = sroce_comp_rd_wqe(qp, pkt->psn);
-	if (!swqe || swqe->wire_op == SROCE_OP_READ_REQ || swqe->done)
+	if (!swqe || !sroce_msg_is_atomic(swqe->wire_op) || swqe->done)
 		return;
 	ack = sroce_pkt_hdr(pkt, SROCE_HAS_ATOMICACKETH);
 	/* The original value lands in memory in the host's byte order. */

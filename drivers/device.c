@@ -16,6 +16,7 @@
 #include "limits.h"
 #include "mcast.h"
 #include "mr.h"
+#include "msg.h"
 #include "mw.h"
 #include "net.h"
 #include "pd.h"
@@ -38,7 +39,8 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 SROCE_DEVICE_ATOMIC_WRITE;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGES;
 	attr->max_qp = SROCE_MAX_QP;
 	attr->max_qp_wr = SROCE_MAX_QP_WR;

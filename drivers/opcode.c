@@ -85,6 +85,13 @@ const struct sroce_opcode_info sroce_opcode[256] = {
 		     SROCE_IETH_BYTES),
 	SROCE_OPCODE(RC, SEND_ONLY_INV, SEND_REQ | SROCE_ONLY | SROCE_HAS_IETH,
 		     SROCE_IETH_BYTES),
+	/*
+	 * Carries a payload like a write, but is one packet answered from
+	 * the responder's read/atomic resources like a read.
+	 */
+	SROCE_OPCODE(RC, ATOMIC_WRITE,
+		     SROCE_ATOMIC_WRITE | SROCE_REQUEST | SROCE_ONLY |
+		     SROCE_HAS_RETH | SROCE_HAS_PAYLOAD, SROCE_RETH_BYTES),
 
 	/* UC: sends and writes, never acknowledged (9.7.3). */
 	SROCE_OPCODE(UC, SEND_FIRST, SEND_REQ | SROCE_FIRST, 0),

@@ -35,6 +35,7 @@
 #define SROCE_READ		BIT(13)	/* read request or read response */
 #define SROCE_ATOMIC		BIT(14)	/* atomic request or atomic ack */
 #define SROCE_ACK		BIT(15)	/* ACK/NAK: AETH and nothing else */
+#define SROCE_ATOMIC_WRITE	BIT(21)	/* atomic write request (IBA 1.5) */
 
 /* Which way it goes: requester to responder, or back. */
 #define SROCE_REQUEST		BIT(16)

@@ -160,6 +160,10 @@ static u8 sroce_wr_family(const struct sroce_qp *qp, u32 opcode)
 		return rc ? SROCE_OP_CMP_SWAP : SROCE_REQ_BAD_OP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return rc ? SROCE_OP_FETCH_ADD : SROCE_REQ_BAD_OP;
+	case SROCE_WR_ATOMIC_WRITE:
+		/* Kernel WRs have no member for its value (post.c). */
+		return rc && !sroce_qp_is_kernel(qp) ?
+		       SROCE_OP_ATOMIC_WRITE : SROCE_REQ_BAD_OP;
 	default:
 		return SROCE_REQ_BAD_OP;
 	}
@@ -206,6 +210,11 @@ static u8 sroce_req_check(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		return IB_WC_LOC_QP_OP_ERR;
 	if (swqe->wire_op == SROCE_REQ_LOCAL) {
 		swqe->len = 0;
+		return IB_WC_SUCCESS;
+	}
+	/* Its value is in the WQE itself: no SGE, nothing local to check. */
+	if (swqe->wire_op == SROCE_OP_ATOMIC_WRITE) {
+		swqe->len = SROCE_ATOMIC_WRITE_BYTES;
 		return IB_WC_SUCCESS;
 	}
 	if (!sroce_wqe_len(qp, w, &swqe->len))
@@ -315,6 +324,25 @@ u32 sroce_req_rd_len(const struct sroce_qp *qp,
 	return min(rest, SROCE_RD_RETRY_PKTS * qp->req.mtu);
 }
 
+/*
+ * An atomic write's RETH and payload: its WQE names the target and holds
+ * the value in @wr.atomic (remote_addr, rkey, compare_add), the 8 bytes
+ * as they are to be in the target's memory, sent as they are.
+ */
+static void sroce_req_atomic_write_reth(const struct sroce_send_wqe *w,
+					u8 *bth)
+{
+	u8 op = SROCE_OP_ATOMIC_WRITE;
+	struct sroce_reth *reth;
+
+	reth = (void *)(bth + sroce_hdr_offset(op, SROCE_HAS_RETH));
+	reth->va = cpu_to_be64(w->wr.atomic.remote_addr);
+	reth->rkey = cpu_to_be32(w->wr.atomic.rkey);
+	reth->len = cpu_to_be32(SROCE_ATOMIC_WRITE_BYTES);
+	memcpy(bth + sroce_hdr_offset(op, SROCE_HAS_PAYLOAD),
+	       &w->wr.atomic.compare_add, SROCE_ATOMIC_WRITE_BYTES);
+}
+
 /* Fills the extended headers a request packet's opcode calls for. */
 static void sroce_req_headers(struct sroce_qp *qp, struct sroce_swqe *swqe,
 			      u8 opcode, u8 *bth, u32 off)
@@ -334,7 +362,9 @@ static void sroce_req_headers(struct sroce_qp *qp, struct sroce_swqe *swqe,
 		deth->qkey = cpu_to_be32(qkey);
 		deth->sqp = cpu_to_be32(qp->ibqp.qp_num);
 	}
-	if (has & SROCE_HAS_RETH) {
+	if (has & SROCE_ATOMIC_WRITE) {
+		sroce_req_atomic_write_reth(w, bth);
+	} else if (has & SROCE_HAS_RETH) {
 		reth = (void *)(bth + sroce_hdr_offset(opcode, SROCE_HAS_RETH));
 		/* A resumed read asks only for what did not arrive. */
 		reth->va = cpu_to_be64(w->wr.rdma.remote_addr + off);
@@ -404,7 +434,8 @@ static int sroce_req_packet(struct sroce_qp *qp, struct sroce_swqe *swqe,
 				    &swqe->av : &qp->av;
 	unsigned int hdr = sroce_opcode[opcode].hdr_len;
 	bool inl = swqe->wqe.send_flags & IB_SEND_INLINE;
-	bool zcopy = !inl && qp->ibqp.qp_type == IB_QPT_RC &&
+	bool aw = opcode == SROCE_OP_ATOMIC_WRITE;
+	bool zcopy = !inl && !aw && qp->ibqp.qp_type == IB_QPT_RC &&
 		     sroce_payload_zcopy(sdev, av->dmac, len);
 	bool se = swqe->wqe.send_flags & IB_SEND_SOLICITED &&
 		  sroce_opcode[opcode].mask & SROCE_LAST;
@@ -422,7 +453,7 @@ again:
 		       sroce_pad(len), SROCE_DEFAULT_PKEY, dqpn, qp->req.psn,
 		       ack_req);
 	sroce_req_headers(qp, swqe, opcode, skb->data, off);
-	if (sroce_opcode[opcode].mask & SROCE_HAS_PAYLOAD) {
+	if (sroce_opcode[opcode].mask & SROCE_HAS_PAYLOAD && !aw) {
 		err = sroce_req_payload(qp, swqe, skb,
 					zcopy ? NULL : skb->data + hdr, off,
 					len);
@@ -440,14 +471,20 @@ again:
 	return 0;
 }
 
-/* A read or atomic: one request; the answer is up to the completer. */
+/*
+ * A read, atomic or atomic write: one request; the answer is up to the
+ * completer. An atomic write carries its 8 bytes, and asks for its answer
+ * as a write's last packet does.
+ */
 static int sroce_req_send_rd(struct sroce_qp *qp, struct sroce_swqe *swqe)
 {
 	struct sroce_req *req = &qp->req;
 	u8 op = swqe->wire_op;
+	bool aw = op == SROCE_OP_ATOMIC_WRITE;
 	int err;
 
-	err = sroce_req_packet(qp, swqe, op, req->off, 0, false);
+	err = sroce_req_packet(qp, swqe, op, req->off,
+			       aw ? SROCE_ATOMIC_WRITE_BYTES : 0, aw);
 	if (err)
 		return err;
 	req->psn = sroce_psn_add(swqe->last_psn, 1);

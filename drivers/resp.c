@@ -352,7 +352,8 @@ static enum sroce_serve sroce_resp_answer(struct sroce_qp *qp,
 			return SROCE_SERVE_BUDGET;
 		if (sroce_qp_tx_full(qp))
 			return SROCE_SERVE_BLOCKED;
-		if (res->op != SROCE_OP_READ_REQ) {
+		/* An atomic write's answer is a read response, empty. */
+		if (sroce_msg_is_atomic(res->op)) {
 			sroce_resp_atomic_ack(qp, res);
 			res->psn = sroce_psn_add(res->psn, 1);
 		} else if (!sroce_resp_read_packet(qp, res)) {
@@ -732,6 +733,94 @@ static enum sroce_verdict sroce_resp_atomic(struct sroce_qp *qp,
 	return SROCE_ACCEPT;
 }
 
+/* The word an atomic write stores to, mapped until sroce_resp_unmap(). */
+static atomic64_t *sroce_resp_map(struct sroce_mr *mr, u64 va, void **kva)
+{
+	unsigned int off;
+
+	*kva = NULL;
+	if (sroce_mr_is_dma(mr))
+		return (atomic64_t *)(uintptr_t)va;
+	*kva = kmap_local_page(sroce_mr_page(mr, va, &off));
+	return *kva + off;
+}
+
+static void sroce_resp_unmap(void *kva)
+{
+	if (kva)
+		kunmap_local(kva);
+}
+
+/**
+ * sroce_resp_atomic_write() - execute an ATOMIC WRITE (IBA 1.5, A19)
+ * @qp: an RC QP
+ * @pkt: the request: a RETH and 8 bytes of payload
+ *
+ * The 8 bytes land as one store to a naturally aligned word, never seen
+ * in part by the CPUs, and after everything this QP placed before them
+ * (a release): the use is a flag or pointer published after its data.
+ * The rights asked for are a write's, of the QP and of the rkey. The
+ * answer, a zero-length RDMA READ Response Only, comes from an entry of
+ * the read/atomic resources, as a read's does, so that a duplicate is
+ * answered from it again and not executed twice: a later write to the
+ * word may have come in between.
+ *
+ * Return: the verdict.
+ */
+static enum sroce_verdict sroce_resp_atomic_write(struct sroce_qp *qp,
+						  struct sroce_pkt *pkt)
+{
+	struct sroce_reth *reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
+	u64 va = be64_to_cpu(reth->va);
+	u32 rkey = be32_to_cpu(reth->rkey);
+	struct sroce_rd_res *res;
+	struct sroce_mr *mr;
+	atomic64_t *word;
+	void *kva;
+	u64 val;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
+		return SROCE_NAK_INV;
+	/* oA19-28: exactly one word; A19.4.2: naturally aligned. */
+	if (be32_to_cpu(reth->len) != SROCE_ATOMIC_WRITE_BYTES ||
+	    pkt->paylen != SROCE_ATOMIC_WRITE_BYTES ||
+	    va & (SROCE_ATOMIC_WRITE_BYTES - 1))
+		return SROCE_NAK_INV;
+	if (skb_copy_bits(pkt->skb, sroce_pkt_payoff(pkt), &val, sizeof(val)))
+		return SROCE_NAK_INV;
+	mr = sroce_resp_mr(qp, rkey, va, sizeof(val), IB_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		return SROCE_NAK_ACCESS;
+	/* And so must the memory, for one store (split locks otherwise). */
+	if (!sroce_mr_aligned(mr, va, sizeof(val))) {
+		sroce_resp_mr_put(mr);
+		return SROCE_NAK_INV;
+	}
+	res = sroce_resp_new_res(qp);
+	if (!res) {
+		sroce_resp_mr_put(mr);
+		return SROCE_NAK_INV;	/* more than max_dest_rd_atomic */
+	}
+	word = sroce_resp_map(mr, va, &kva);
+	/* The bytes as they came: memory order, not a number. */
+	atomic64_set_release(word, (s64)val);
+	sroce_resp_unmap(kva);
+	sroce_resp_mr_put(mr);
+	res->op = SROCE_OP_ATOMIC_WRITE;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->stop_psn = pkt->psn;
+	res->psn = pkt->psn;
+	/* What a duplicate must name to be answered; nothing to read back. */
+	res->rkey = rkey;
+	res->start = va;
+	res->total = SROCE_ATOMIC_WRITE_BYTES;
+	res->va = va;
+	res->len = 0;
+	qp->resp.res_head++;
+	return SROCE_ACCEPT;
+}
+
 static enum sroce_verdict sroce_resp_execute(struct sroce_qp *qp,
 					     struct sroce_pkt *pkt)
 {
@@ -749,6 +838,8 @@ static enum sroce_verdict sroce_resp_execute(struct sroce_qp *qp,
 		return sroce_resp_write(qp, pkt);
 	if (pkt->mask & SROCE_READ)
 		return sroce_resp_read(qp, pkt);
+	if (pkt->mask & SROCE_ATOMIC_WRITE)
+		return sroce_resp_atomic_write(qp, pkt);
 	return sroce_resp_atomic(qp, pkt);
 }
 
@@ -803,6 +894,42 @@ static bool sroce_resp_coming(struct sroce_qp *qp, struct sroce_rd_res *res,
 	       sroce_rd_res_pending(res) &&
 	       sroce_psn_cmp(first, res->psn) >= 0 &&
 	       sroce_psn_cmp(stop, res->stop_psn) <= 0;
+}
+
+/**
+ * sroce_resp_dup_atomic_write() - an atomic write came again
+ * @qp: the QP
+ * @pkt: the duplicate
+ *
+ * Its answer was lost: the entry it left is answered again, and the
+ * answers go back to it as for a read (sroce_resp_answer_again()); the
+ * word is not stored again. One no entry remembers any more (or with
+ * another rkey than the entry's) is dropped, as 9.7.5.1.1 allows; the
+ * requester times out and fails it rather than have it done twice. The
+ * address is not compared: rdma_rxe (6.12) sends its retransmissions of
+ * an atomic write with a RETH address of 0 (docs/INTEROP.md), and an
+ * answer without payload gives nothing away.
+ */
+static void sroce_resp_dup_atomic_write(struct sroce_qp *qp,
+					struct sroce_pkt *pkt)
+{
+	struct sroce_reth *reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_res *res;
+	u32 idx;
+
+	res = sroce_resp_find_res(qp, pkt->psn, &idx);
+	if (!res || res->op != SROCE_OP_ATOMIC_WRITE ||
+	    pkt->psn != res->first_psn ||
+	    res->rkey != be32_to_cpu(reth->rkey))
+		return;
+	if (sroce_resp_coming(qp, res, idx, pkt->psn, pkt->psn))
+		return;
+	res->again = true;
+	res->psn = pkt->psn;
+	res->stop_psn = pkt->psn;
+	if ((s32)(idx - resp->res_send) < 0)
+		resp->res_send = idx;
 }
 
 /*
@@ -864,6 +991,10 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_resp *resp = &qp->resp;
 
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUPLICATE);
+	if (pkt->mask & SROCE_ATOMIC_WRITE) {
+		sroce_resp_dup_atomic_write(qp, pkt);
+		return;
+	}
 	if (pkt->mask & (SROCE_READ | SROCE_ATOMIC)) {
 		sroce_resp_answer_again(qp, pkt);
 		return;
@@ -908,7 +1039,8 @@ static void sroce_resp_rc(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	resp->psn = sroce_psn_add(resp->psn, 1);
 	if (pkt->mask & SROCE_LAST && !(pkt->mask & SROCE_ACK))
 		resp->msn++;
-	if (pkt->mask & (SROCE_READ | SROCE_ATOMIC))
+	/* Those are answered from their resource entry. */
+	if (pkt->mask & (SROCE_READ | SROCE_ATOMIC | SROCE_ATOMIC_WRITE))
 		return;
 	if (pkt->ack_req)
 		sroce_resp_ack(qp, pkt->psn);

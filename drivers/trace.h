@@ -97,7 +97,8 @@ TRACE_DEFINE_ENUM(SROCE_RESEND_LOST_RESPONSE);
 			 { 0x10, "READ_RESPONSE_ONLY" }, { 0x11, "ACK" },	\
 			 { 0x12, "ATOMIC_ACK" }, { 0x13, "CMP_SWAP" },		\
 			 { 0x14, "FETCH_ADD" }, { 0x16, "SEND_LAST_INV" },	\
-			 { 0x17, "SEND_ONLY_INV" })
+			 { 0x17, "SEND_ONLY_INV" },				\
+			 { 0x1d, "ATOMIC_WRITE" })
 
 /* One packet at its BTH, as it leaves or arrives; @bytes from the BTH on. */
 DECLARE_EVENT_CLASS(sroce_packet,

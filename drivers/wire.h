@@ -31,6 +31,9 @@
 #define SROCE_DETH_BYTES	8
 #define SROCE_ICRC_BYTES	4
 
+/* The payload of an ATOMIC WRITE: one 8-byte word (IBA 1.5, oA19-28). */
+#define SROCE_ATOMIC_WRITE_BYTES 8
+
 /*
  * The most header bytes a payload-carrying packet can need: an IPv6 network
  * header (the larger of the two RoCEv2 allows), UDP, BTH, the largest
@@ -162,6 +165,12 @@ enum sroce_op {
 	SROCE_OP_FETCH_ADD		= 0x14,
 	SROCE_OP_SEND_LAST_INV		= 0x16,
 	SROCE_OP_SEND_ONLY_INV		= 0x17,
+	/*
+	 * IBA 1.5 (Annex A19): RETH and an 8-byte payload, stored at the
+	 * target as one atomic write, answered by a zero-length RDMA READ
+	 * Response Only. 0x1c (FLUSH) is not implemented.
+	 */
+	SROCE_OP_ATOMIC_WRITE		= 0x1d,
 };
 
 /* Payload is padded to a multiple of four bytes (9.2: PadCnt). */

@@ -32,6 +32,7 @@ bool sroce_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode opcode)
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_ATOMIC_WRITE:
 		return type == IBV_QPT_RC;
 	default:
 		return false;
@@ -81,6 +82,14 @@ static int sroce_send_check(const struct sroce_qp *qp,
 		return EINVAL;
 	if (wr->num_sge < 0)
 		return EINVAL;
+	/*
+	 * An atomic write's value is its 8 bytes, wherever they are: the
+	 * entry carries them. The target's alignment is the responder's to
+	 * judge (a NAK, IBV_WC_REM_INV_REQ_ERR), as for a write.
+	 */
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE)
+		return sroce_sge_bytes(wr->sg_list, wr->num_sge) == 8 ?
+		       0 : EINVAL;
 	if (sroce_send_is_inline(wr))
 		return sroce_sge_bytes(wr->sg_list, wr->num_sge) >
 		       qp->max_inline ? EINVAL : 0;
@@ -142,19 +151,43 @@ static void sroce_send_wqe_wr(struct sroce_send_wqe *wqe,
 	}
 }
 
+/* Copies what @wr's SGEs point at to @p; returns the bytes copied. */
+static size_t sroce_send_gather(uint8_t *p, const struct ibv_send_wr *wr)
+{
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		memcpy(p + len, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		len += wr->sg_list[i].length;
+	}
+	return len;
+}
+
 /* Copies what @wr's SGEs point at into the entry; checked to fit. */
 static void sroce_send_wqe_inline(struct sroce_send_wqe *wqe,
 				  const struct ibv_send_wr *wr)
 {
-	uint8_t *p = wqe->inline_data;
-	int i;
+	wqe->inline_len = sroce_send_gather(wqe->inline_data, wr);
+}
 
-	for (i = 0; i < wr->num_sge; i++) {
-		memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
-		       wr->sg_list[i].length);
-		p += wr->sg_list[i].length;
-	}
-	wqe->inline_len = p - wqe->inline_data;
+/**
+ * sroce_send_wqe_atomic_write() - the entry of an atomic write
+ * @wqe: the entry, zeroed
+ * @rkey: the target's rkey
+ * @remote_addr: the target word
+ * @value: the 8 bytes to store there, as they are to be in its memory
+ *
+ * The value travels in the entry (wr.atomic.compare_add), like inline
+ * data whatever the QP's max_inline_data: the responder stores it at once.
+ */
+void sroce_send_wqe_atomic_write(struct sroce_send_wqe *wqe, uint32_t rkey,
+				 uint64_t remote_addr, const void *value)
+{
+	wqe->wr.atomic.remote_addr = remote_addr;
+	wqe->wr.atomic.rkey = rkey;
+	memcpy(&wqe->wr.atomic.compare_add, value, 8);
 }
 
 static void sroce_send_wqe_fill(struct sroce_send_wqe *wqe,
@@ -172,6 +205,16 @@ static void sroce_send_wqe_fill(struct sroce_send_wqe *wqe,
 		wqe->ex.invalidate_rkey = wr->invalidate_rkey;
 	else
 		wqe->ex.imm_data = wr->imm_data;
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE) {
+		/* Taken now, from the SGEs (checked to hold 8 bytes). */
+		uint8_t value[8];
+
+		sroce_send_gather(value, wr);
+		sroce_send_wqe_atomic_write(wqe, wr->wr.rdma.rkey,
+					    wr->wr.rdma.remote_addr, value);
+		wqe->send_flags &= ~IBV_SEND_INLINE;
+		return;
+	}
 	sroce_send_wqe_wr(wqe, wr, type);
 
 	if (sroce_send_is_inline(wr)) {

@@ -124,6 +124,18 @@ static void sroce_wr_atomic_fetch_add(struct ibv_qp_ex *ibqpx, uint32_t rkey,
 			add, 0);
 }
 
+/* No SGE follows: the value is in the entry (sroce_send_wqe_atomic_write). */
+static void sroce_wr_atomic_write(struct ibv_qp_ex *ibqpx, uint32_t rkey,
+				  uint64_t remote_addr, const void *atomic_wr)
+{
+	struct sroce_send_wqe *wqe = sroce_wr_begin(ibqpx,
+						    IBV_WR_ATOMIC_WRITE);
+
+	if (!wqe)
+		return;
+	sroce_send_wqe_atomic_write(wqe, rkey, remote_addr, atomic_wr);
+}
+
 static void sroce_wr_send(struct ibv_qp_ex *ibqpx)
 {
 	sroce_wr_begin(ibqpx, IBV_WR_SEND);
@@ -315,6 +327,9 @@ uint64_t sroce_qp_ex_ops(enum ibv_qp_type type)
 	for (op = IBV_WR_RDMA_WRITE; op <= IBV_WR_SEND_WITH_INV; op++)
 		if (sroce_send_opcode_ok(type, op))
 			ops |= 1ULL << op;
+	/* Past IBV_WR_SEND_WITH_INV the flags no longer follow the opcodes. */
+	if (sroce_send_opcode_ok(type, IBV_WR_ATOMIC_WRITE))
+		ops |= IBV_QP_EX_WITH_ATOMIC_WRITE;
 	return ops;
 }
 
@@ -366,6 +381,7 @@ static const struct ibv_qp_ex sroce_wr_opcodes = {
 	.wr_local_inv = sroce_wr_local_inv,
 	.wr_send_inv = sroce_wr_send_inv,
 	.wr_bind_mw = sroce_wr_bind_mw,
+	.wr_atomic_write = sroce_wr_atomic_write,
 };
 
 #define SROCE_WR_SLOT(op, member) \
@@ -386,6 +402,7 @@ static const struct {
 	SROCE_WR_SLOT(LOCAL_INV, wr_local_inv),
 	SROCE_WR_SLOT(SEND_WITH_INV, wr_send_inv),
 	SROCE_WR_SLOT(BIND_MW, wr_bind_mw),
+	SROCE_WR_SLOT(ATOMIC_WRITE, wr_atomic_write),
 };
 
 /* Gives the QP the extended API, with the opcodes asked for in @ops. */

@@ -114,6 +114,8 @@ int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 bool sroce_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode opcode);
 bool sroce_send_is_atomic(enum ibv_wr_opcode opcode);
+void sroce_send_wqe_atomic_write(struct sroce_send_wqe *wqe, uint32_t rkey,
+				 uint64_t remote_addr, const void *value);
 void sroce_send_wqe_bind(struct sroce_send_wqe *wqe, const struct ibv_mw *mw,
 			 uint32_t rkey, const struct ibv_mw_bind_info *info);
 struct sroce_send_wqe *sroce_sq_next(struct sroce_qp *qp);

@@ -96,7 +96,9 @@ struct sroce_sge {
  * A send queue entry. @opcode is an enum ib_uverbs_wr_opcode, @send_flags
  * IB_SEND_* as uverbs defines them. With IB_SEND_INLINE the entry carries
  * @inline_len bytes of payload where the SGEs would be; otherwise
- * @num_sge SGEs.
+ * @num_sge SGEs. An atomic write (IB_UVERBS_WR_ATOMIC_WRITE, 15) has
+ * neither: @wr.atomic names the target (remote_addr, rkey) and carries
+ * in compare_add the 8 bytes to store, as they are to be in memory.
  */
 struct sroce_send_wqe {
 	__aligned_u64 wr_id;
