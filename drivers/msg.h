@@ -8,9 +8,8 @@
 #ifndef SROCE_MSG_H
 #define SROCE_MSG_H
 
-#include <linux/build_bug.h>
+#include <linux/bits.h>
 #include <linux/kernel.h>
-#include <linux/version.h>
 #include <rdma/ib_user_verbs.h>
 
 #include "opcode.h"
@@ -23,18 +22,12 @@
  * include/uapi/rdma/ib_user_verbs.h since Linux 6.2, which rdma-core 44
  * (IBV_WR_ATOMIC_WRITE, IBV_WC_ATOMIC_WRITE) already speaks. 6.1's header
  * lacks them; being ABI, the values cannot change, so they are spelt out
- * here, under sroce's names, for every kernel, and checked against the
- * header where it has them.
+ * here, under sroce's names (no clash where the header has them), for
+ * every kernel: one source, no version test.
  */
 #define SROCE_WR_ATOMIC_WRITE		15
 #define SROCE_WC_ATOMIC_WRITE		9
 #define SROCE_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
-
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-static_assert(SROCE_WR_ATOMIC_WRITE == IB_UVERBS_WR_ATOMIC_WRITE);
-static_assert(SROCE_WC_ATOMIC_WRITE == IB_UVERBS_WC_ATOMIC_WRITE);
-static_assert(SROCE_DEVICE_ATOMIC_WRITE == IB_UVERBS_DEVICE_ATOMIC_WRITE);
-#endif
 
 /* Packets a message of @len bytes takes at @mtu: at least one. */
 static inline u32 sroce_msg_npkts(u32 len, u32 mtu)

@@ -83,11 +83,11 @@ static void write_opcodes(struct kunit *test)
 	}
 }
 
-/* Reads and atomics are one request packet whatever their length. */
+/* Reads, atomics and atomic writes are one request packet each. */
 static void one_packet_requests(struct kunit *test)
 {
 	const u8 ops[] = { SROCE_OP_READ_REQ, SROCE_OP_CMP_SWAP,
-			   SROCE_OP_FETCH_ADD };
+			   SROCE_OP_FETCH_ADD, SROCE_OP_ATOMIC_WRITE };
 	unsigned int i;
 	u32 mask;
 
@@ -160,11 +160,14 @@ static void wc_opcodes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test,
 			sroce_msg_wc_opcode(IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD),
 			(u32)IB_WC_FETCH_ADD);
+	/* rdma-core's IBV_WR_ATOMIC_WRITE and IBV_WC_ATOMIC_WRITE. */
+	KUNIT_EXPECT_EQ(test, sroce_msg_wc_opcode(15), 9U);
 }
 
 /*
- * Reads and atomics are exactly the RC requests the opcode table calls
- * read or atomic requests; atomics the atomic ones.
+ * Reads, atomics and atomic writes are exactly the RC requests the opcode
+ * table calls read, atomic or atomic write requests; atomics the atomic
+ * ones (an atomic write returns no value).
  */
 static void rd_and_atomic_ops(struct kunit *test)
 {
@@ -176,7 +179,8 @@ static void rd_and_atomic_ops(struct kunit *test)
 		if (!(mask & SROCE_REQUEST))
 			mask = 0;
 		KUNIT_EXPECT_EQ_MSG(test, sroce_msg_is_rd(op),
-				    !!(mask & (SROCE_READ | SROCE_ATOMIC)),
+				    !!(mask & (SROCE_READ | SROCE_ATOMIC |
+					       SROCE_ATOMIC_WRITE)),
 				    "opcode %#x", op);
 		KUNIT_EXPECT_EQ_MSG(test, sroce_msg_is_atomic(op),
 				    !!(mask & SROCE_ATOMIC), "opcode %#x", op);

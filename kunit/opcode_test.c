@@ -16,7 +16,7 @@
 		 SROCE_HAS_IETH)
 #define POSITION	(SROCE_FIRST | SROCE_MIDDLE | SROCE_LAST)
 #define OPERATION	(SROCE_SEND | SROCE_WRITE | SROCE_READ | SROCE_ATOMIC | \
-			 SROCE_ACK)
+			 SROCE_ACK | SROCE_ATOMIC_WRITE)
 #define DIRECTION	(SROCE_REQUEST | SROCE_RESPONSE)
 #define QPT		(SROCE_QPT_RC | SROCE_QPT_UC | SROCE_QPT_UD)
 
@@ -51,6 +51,7 @@ static const struct expect expected[] = {
 	{ 0x14, SROCE_HAS_ATOMICETH, 40 },		/* FetchAdd */
 	{ 0x16, SROCE_HAS_IETH, 16 },			/* SEND Last w/ Inv */
 	{ 0x17, SROCE_HAS_IETH, 16 },			/* Only w/ Inv */
+	{ 0x1d, SROCE_HAS_RETH, 28 },			/* ATOMIC WRITE (1.5) */
 	{ 0x20, 0, 12 },				/* UC SEND First */
 	{ 0x21, 0, 12 },
 	{ 0x22, 0, 12 },
@@ -219,6 +220,14 @@ static void directions_and_payload(struct kunit *test)
 					  (m & SROCE_HAS_AETH));
 		if (m & SROCE_ATOMIC)
 			KUNIT_EXPECT_FALSE(test, payload);
+		/* One packet: a RETH and its 8 bytes, RC only (A19). */
+		if (m & SROCE_ATOMIC_WRITE)
+			KUNIT_EXPECT_EQ(test, m & (SROCE_ONLY | SROCE_REQUEST |
+						   SROCE_HAS_RETH | QPT |
+						   SROCE_HAS_PAYLOAD),
+					(u32)(SROCE_ONLY | SROCE_REQUEST |
+					      SROCE_HAS_RETH | SROCE_QPT_RC |
+					      SROCE_HAS_PAYLOAD));
 		if (m & SROCE_READ)
 			/* Requests carry none, responses all of it. */
 			KUNIT_EXPECT_EQ(test, payload, !!(m & SROCE_RESPONSE));
