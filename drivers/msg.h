@@ -97,13 +97,15 @@ static inline bool sroce_msg_is_atomic(u8 op)
 }
 
 /*
- * Is @op a request that asks for data back: a read or an atomic? Each one
- * outstanding holds one of the responder's read/atomic resources
- * (max_rd_atomic), and its answer is data, not an ACK.
+ * Is @op a request the responder answers from its read/atomic resources
+ * (max_dest_rd_atomic of them): a read, an atomic or an atomic write? Each
+ * one outstanding holds a resource, and its answer is a read response or
+ * an atomic ACK, not an ACK; a duplicate is answered again, not executed.
  */
 static inline bool sroce_msg_is_rd(u8 op)
 {
-	return op == SROCE_OP_READ_REQ || sroce_msg_is_atomic(op);
+	return op == SROCE_OP_READ_REQ || sroce_msg_is_atomic(op) ||
+	       op == SROCE_OP_ATOMIC_WRITE;
 }
 
 /* The completion opcode of a send WQE (enum ib_wc_opcode). */
