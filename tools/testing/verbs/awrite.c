@@ -116,9 +116,9 @@ static void setup(const char *dev)
 		die("ibv_alloc_pd/ibv_create_cq: %s", strerror(errno));
 	if (!g.server)
 		return;
+	g.shadow = malloc(BUF);
 	if (posix_memalign((void **)&g.buf, 4096, BUF) ||
-	    posix_memalign((void **)&g.ro, 4096, BUF) ||
-	    !(g.shadow = malloc(BUF)))
+	    posix_memalign((void **)&g.ro, 4096, BUF) || !g.shadow)
 		die("out of memory");
 	memset(g.buf, 0x11, BUF);
 	memset(g.ro, 0x22, BUF);
@@ -174,7 +174,7 @@ static void case_connect(unsigned int n)
 	qp_connect(g.qp, &p);
 }
 
-static void tc(const char *args)
+static void run_tc(const char *args)
 {
 	char cmd[256];
 
@@ -190,20 +190,20 @@ static void drop_roce(bool on)
 
 	if (!on) {
 		snprintf(args, sizeof(args), "qdisc del dev %s root", g.netdev);
-		tc(args);
+		run_tc(args);
 		return;
 	}
 	snprintf(args, sizeof(args), "qdisc add dev %s root handle 1: prio",
 		 g.netdev);
-	tc(args);
+	run_tc(args);
 	snprintf(args, sizeof(args),
 		 "qdisc add dev %s parent 1:3 handle 30: netem loss 100%%",
 		 g.netdev);
-	tc(args);
+	run_tc(args);
 	snprintf(args, sizeof(args),
 		 "filter add dev %s parent 1: protocol ip u32 match ip dport 4791 0xffff flowid 1:3",
 		 g.netdev);
-	tc(args);
+	run_tc(args);
 }
 
 static void server_case(unsigned int n)
@@ -211,7 +211,7 @@ static void server_case(unsigned int n)
 	enum kind k = cases[n].kind;
 	struct target t = {};
 	struct verdict v = {};
-	volatile uint64_t *word;
+	uint64_t *word;
 	unsigned int i, off = n * 64 / sizeof(uint64_t);
 	int ms;
 
@@ -233,9 +233,12 @@ static void server_case(unsigned int n)
 	if (k == K_DUP) {
 		/* The word lands, its answer does not leave. */
 		word = g.buf + off;
-		for (ms = WAIT_MS; ms > 0 && *word != value(n, 0); ms -= 1)
+		for (ms = WAIT_MS; ms > 0 &&
+		     __atomic_load_n(word, __ATOMIC_ACQUIRE) != value(n, 0);
+		     ms -= 1)
 			usleep(1000);
-		v.detail = *word == value(n, 0);
+		v.detail = __atomic_load_n(word, __ATOMIC_ACQUIRE) ==
+			   value(n, 0);
 		*word = value(n, 99);
 		g.shadow[off] = value(n, 99);
 		drop_roce(false);
@@ -316,6 +319,7 @@ static bool client_case(unsigned int n)
 	int status = IBV_WC_SUCCESS;
 	struct verdict v;
 	struct target t;
+	const char *name = cases[n].name, *qp_note, *dup_note;
 	struct ibv_wc wc;
 	bool ok;
 
@@ -337,15 +341,20 @@ static bool client_case(unsigned int n)
 	ok = got && status == expect && !bad_op && v.memory_ok &&
 	     (refused ? v.qp_state == IBV_QPS_ERR : got == want) &&
 	     (k != K_DUP || v.detail);
+	qp_note = "";
+	if (refused && v.qp_state == IBV_QPS_ERR)
+		qp_note = ", its QP in error";
+	else if (refused)
+		qp_note = ", its QP NOT in error";
+	dup_note = "";
+	if (k == K_DUP && v.detail)
+		dup_note = ", landed before the duplicate";
+	else if (k == K_DUP)
+		dup_note = ", never landed";
 	printf("%-11s %s: %u of %u completions, status %s%s; target %s%s%s\n",
-	       cases[n].name, ok ? "ok" : "FAILED", got, want,
-	       ibv_wc_status_str(status),
-	       bad_op ? ", WRONG opcode" : "",
-	       v.memory_ok ? "as expected" : "WRONG",
-	       refused ? (v.qp_state == IBV_QPS_ERR ? ", its QP in error" :
-			  ", its QP NOT in error") : "",
-	       k == K_DUP ? (v.detail ? ", landed before the duplicate" :
-			     ", never landed") : "");
+	       name, ok ? "ok" : "FAILED", got, want,
+	       ibv_wc_status_str(status), bad_op ? ", WRONG opcode" : "",
+	       v.memory_ok ? "as expected" : "WRONG", qp_note, dup_note);
 	qp_destroy_drain(g.qp, g.cq);
 	return ok;
 }
@@ -392,7 +401,8 @@ int main(int argc, char **argv)
 	       passed, ran);
 	return passed == ran ? 0 : 1;
 usage:
-	fprintf(stderr, "usage: %s -d DEV -g GID_INDEX [-p PORT] [-t SECONDS] [-n NETDEV] [-L] [HOST]\n",
+	fprintf(stderr, "usage: %s -d DEV -g GID_INDEX [-p PORT] [-t SECONDS] ",
 		TOOL);
+	fputs("[-n NETDEV] [-L] [HOST]\n", stderr);
 	return 1;
 }
