@@ -666,74 +666,7 @@ static enum sroce_verdict sroce_resp_read(struct sroce_qp *qp,
 	return SROCE_ACCEPT;
 }
 
-/* Does the atomic on 8 bytes of an MR page, atomically with the CPUs. */
-static u64 sroce_resp_do_atomic(struct sroce_mr *mr, u64 va, u8 op,
-				u64 swap_add, u64 compare)
-{
-	unsigned int off;
-	struct page *page;
-	atomic64_t *p;
-	void *kva;
-	u64 orig;
-
-	if (!sroce_mr_is_dma(mr)) {
-		page = sroce_mr_page(mr, va, &off);
-		kva = kmap_local_page(page);
-		p = kva + off;
-	} else {
-		kva = NULL;
-		p = (atomic64_t *)(uintptr_t)va;
-	}
-	if (op == SROCE_OP_CMP_SWAP)
-		orig = atomic64_cmpxchg(p, compare, swap_add);
-	else
-		orig = atomic64_fetch_add(swap_add, p);
-	if (kva)
-		kunmap_local(kva);
-	return orig;
-}
-
-static enum sroce_verdict sroce_resp_atomic(struct sroce_qp *qp,
-					    struct sroce_pkt *pkt)
-{
-	struct sroce_atomic_eth *aeth = sroce_pkt_hdr(pkt, SROCE_HAS_ATOMICETH);
-	u64 va = be64_to_cpu(aeth->va);
-	struct sroce_rd_res *res;
-	struct sroce_mr *mr;
-
-	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC))
-		return SROCE_NAK_INV;
-	/* 9.4.5: the address must be naturally aligned. */
-	if (va & (sizeof(u64) - 1))
-		return SROCE_NAK_INV;
-	mr = sroce_resp_mr(qp, be32_to_cpu(aeth->rkey), va, sizeof(u64),
-			   IB_ACCESS_REMOTE_ATOMIC);
-	if (!mr)
-		return SROCE_NAK_ACCESS;
-	/* And so must the memory, for the CPU's atomics (split locks). */
-	if (!sroce_mr_aligned(mr, va, sizeof(u64))) {
-		sroce_resp_mr_put(mr);
-		return SROCE_NAK_INV;
-	}
-	res = sroce_resp_new_res(qp);
-	if (!res) {
-		sroce_resp_mr_put(mr);
-		return SROCE_NAK_INV;
-	}
-	res->op = pkt->opcode & ~SROCE_TRANSPORT_MASK;
-	res->first_psn = pkt->psn;
-	res->last_psn = pkt->psn;
-	res->stop_psn = pkt->psn;
-	res->psn = pkt->psn;
-	res->orig = sroce_resp_do_atomic(mr, va, res->op,
-					 be64_to_cpu(aeth->swap_add),
-					 be64_to_cpu(aeth->compare));
-	sroce_resp_mr_put(mr);
-	qp->resp.res_head++;
-	return SROCE_ACCEPT;
-}
-
-/* The word an atomic write stores to, mapped until sroce_resp_unmap(). */
+/* The word an atomic acts on, mapped until sroce_resp_unmap(). */
 static atomic64_t *sroce_resp_map(struct sroce_mr *mr, u64 va, void **kva)
 {
 	unsigned int off;
@@ -749,6 +682,76 @@ static void sroce_resp_unmap(void *kva)
 {
 	if (kva)
 		kunmap_local(kva);
+}
+
+/*
+ * The MR an atomic or atomic write at @va acts on, entered, and the
+ * resource entry that will answer it. The memory must be aligned as the
+ * address is, for the CPU's atomics (split locks otherwise).
+ */
+static enum sroce_verdict sroce_resp_word(struct sroce_qp *qp, u32 rkey,
+					  u64 va, u32 access,
+					  struct sroce_mr **mr,
+					  struct sroce_rd_res **res)
+{
+	*mr = sroce_resp_mr(qp, rkey, va, sizeof(u64), access);
+	if (!*mr)
+		return SROCE_NAK_ACCESS;
+	*res = sroce_mr_aligned(*mr, va, sizeof(u64)) ?
+	       sroce_resp_new_res(qp) : NULL;
+	if (*res)
+		return SROCE_ACCEPT;
+	/* Misaligned, or more than max_dest_rd_atomic at once. */
+	sroce_resp_mr_put(*mr);
+	return SROCE_NAK_INV;
+}
+
+/* Does the atomic on 8 bytes of an MR page, atomically with the CPUs. */
+static u64 sroce_resp_do_atomic(struct sroce_mr *mr, u64 va, u8 op,
+				u64 swap_add, u64 compare)
+{
+	atomic64_t *p;
+	void *kva;
+	u64 orig;
+
+	p = sroce_resp_map(mr, va, &kva);
+	if (op == SROCE_OP_CMP_SWAP)
+		orig = atomic64_cmpxchg(p, compare, swap_add);
+	else
+		orig = atomic64_fetch_add(swap_add, p);
+	sroce_resp_unmap(kva);
+	return orig;
+}
+
+static enum sroce_verdict sroce_resp_atomic(struct sroce_qp *qp,
+					    struct sroce_pkt *pkt)
+{
+	struct sroce_atomic_eth *aeth = sroce_pkt_hdr(pkt, SROCE_HAS_ATOMICETH);
+	u64 va = be64_to_cpu(aeth->va);
+	struct sroce_rd_res *res;
+	enum sroce_verdict v;
+	struct sroce_mr *mr;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC))
+		return SROCE_NAK_INV;
+	/* 9.4.5: the address must be naturally aligned. */
+	if (va & (sizeof(u64) - 1))
+		return SROCE_NAK_INV;
+	v = sroce_resp_word(qp, be32_to_cpu(aeth->rkey), va,
+			    IB_ACCESS_REMOTE_ATOMIC, &mr, &res);
+	if (v != SROCE_ACCEPT)
+		return v;
+	res->op = pkt->opcode & ~SROCE_TRANSPORT_MASK;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->stop_psn = pkt->psn;
+	res->psn = pkt->psn;
+	res->orig = sroce_resp_do_atomic(mr, va, res->op,
+					 be64_to_cpu(aeth->swap_add),
+					 be64_to_cpu(aeth->compare));
+	sroce_resp_mr_put(mr);
+	qp->resp.res_head++;
+	return SROCE_ACCEPT;
 }
 
 /**
@@ -774,6 +777,7 @@ static enum sroce_verdict sroce_resp_atomic_write(struct sroce_qp *qp,
 	u64 va = be64_to_cpu(reth->va);
 	u32 rkey = be32_to_cpu(reth->rkey);
 	struct sroce_rd_res *res;
+	enum sroce_verdict v;
 	struct sroce_mr *mr;
 	atomic64_t *word;
 	void *kva;
@@ -788,19 +792,9 @@ static enum sroce_verdict sroce_resp_atomic_write(struct sroce_qp *qp,
 		return SROCE_NAK_INV;
 	if (skb_copy_bits(pkt->skb, sroce_pkt_payoff(pkt), &val, sizeof(val)))
 		return SROCE_NAK_INV;
-	mr = sroce_resp_mr(qp, rkey, va, sizeof(val), IB_ACCESS_REMOTE_WRITE);
-	if (!mr)
-		return SROCE_NAK_ACCESS;
-	/* And so must the memory, for one store (split locks otherwise). */
-	if (!sroce_mr_aligned(mr, va, sizeof(val))) {
-		sroce_resp_mr_put(mr);
-		return SROCE_NAK_INV;
-	}
-	res = sroce_resp_new_res(qp);
-	if (!res) {
-		sroce_resp_mr_put(mr);
-		return SROCE_NAK_INV;	/* more than max_dest_rd_atomic */
-	}
+	v = sroce_resp_word(qp, rkey, va, IB_ACCESS_REMOTE_WRITE, &mr, &res);
+	if (v != SROCE_ACCEPT)
+		return v;
 	word = sroce_resp_map(mr, va, &kva);
 	/* The bytes as they came: memory order, not a number. */
 	atomic64_set_release(word, (s64)val);
@@ -896,6 +890,21 @@ static bool sroce_resp_coming(struct sroce_qp *qp, struct sroce_rd_res *res,
 	       sroce_psn_cmp(stop, res->stop_psn) <= 0;
 }
 
+/*
+ * Queues entry @idx (@res) to be answered again, @psn to @stop, and sends
+ * the answers back to it if they had gone past.
+ */
+static void sroce_resp_queue_again(struct sroce_qp *qp,
+				   struct sroce_rd_res *res, u32 idx, u32 psn,
+				   u32 stop)
+{
+	res->again = true;
+	res->psn = psn;
+	res->stop_psn = stop;
+	if ((s32)(idx - qp->resp.res_send) < 0)
+		qp->resp.res_send = idx;
+}
+
 /**
  * sroce_resp_dup_atomic_write() - an atomic write came again
  * @qp: the QP
@@ -914,7 +923,6 @@ static void sroce_resp_dup_atomic_write(struct sroce_qp *qp,
 					struct sroce_pkt *pkt)
 {
 	struct sroce_reth *reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
-	struct sroce_resp *resp = &qp->resp;
 	struct sroce_rd_res *res;
 	u32 idx;
 
@@ -925,11 +933,7 @@ static void sroce_resp_dup_atomic_write(struct sroce_qp *qp,
 		return;
 	if (sroce_resp_coming(qp, res, idx, pkt->psn, pkt->psn))
 		return;
-	res->again = true;
-	res->psn = pkt->psn;
-	res->stop_psn = pkt->psn;
-	if ((s32)(idx - resp->res_send) < 0)
-		resp->res_send = idx;
+	sroce_resp_queue_again(qp, res, idx, pkt->psn, pkt->psn);
 }
 
 /*
@@ -974,15 +978,11 @@ static void sroce_resp_answer_again(struct sroce_qp *qp,
 	}
 	if (sroce_resp_coming(qp, res, idx, pkt->psn, stop))
 		return;
-	res->again = true;
-	res->psn = pkt->psn;
-	res->stop_psn = stop;
 	if (reth) {
 		res->va = be64_to_cpu(reth->va);
 		res->len = be32_to_cpu(reth->len);
 	}
-	if ((s32)(idx - resp->res_send) < 0)
-		resp->res_send = idx;
+	sroce_resp_queue_again(qp, res, idx, pkt->psn, stop);
 }
 
 /* A request already executed came again: its answer was lost. */

@@ -63,12 +63,6 @@ static const struct {
 
 #define NCASES ARRAY_SIZE(cases)
 
-struct endpoint {
-	uint8_t gid[16];
-	uint32_t qpn;
-	uint32_t psn;
-};
-
 /* What the server tells the client before a case. */
 struct target {
 	uint64_t addr;
@@ -148,7 +142,6 @@ static void case_connect(unsigned int n)
 		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE |
 				  IBV_QP_EX_WITH_RDMA_WRITE,
 	};
-	struct endpoint me = {}, peer;
 	struct path p = {
 		.gid_index = g.gid_index, .mtu = g.port.active_mtu,
 		.rd_atomic = 4,
@@ -163,15 +156,8 @@ static void case_connect(unsigned int n)
 	g.qpx = ibv_qp_to_qp_ex(g.qp);
 	if (!g.qpx)
 		die("no extended QP");
-	memcpy(me.gid, g.gid.raw, 16);
-	me.qpn = g.qp->qp_num;
-	me.psn = (n * 0x10203 + (g.server ? 0x900 : 0)) & 0xffffff;
-	oob_swap(g.server, &me, &peer, sizeof(me));
-	memcpy(p.gid, peer.gid, 16);
-	p.qpn = peer.qpn;
-	p.rq_psn = peer.psn;
-	p.sq_psn = me.psn;
-	qp_connect(g.qp, &p);
+	qp_connect_peer(g.qp, g.server, &g.gid,
+			n * 0x10203 + (g.server ? 0x900 : 0), &p);
 }
 
 static void run_tc(const char *args)

@@ -79,12 +79,6 @@ struct region_info {
 	uint32_t pad;
 };
 
-struct endpoint {
-	uint8_t gid[16];
-	uint32_t qpn;
-	uint32_t psn;
-};
-
 /* What the server saw of a case. */
 struct verdict {
 	uint32_t qp_state;
@@ -211,7 +205,6 @@ static void case_connect(unsigned int n)
 			.max_send_sge = 1, .max_recv_sge = 1,
 		},
 	};
-	struct endpoint me = {}, peer;
 	struct path p = {
 		.gid_index = g.gid_index, .mtu = g.port.active_mtu,
 		.rd_atomic = 1,
@@ -222,15 +215,8 @@ static void case_connect(unsigned int n)
 	g.qp = ibv_create_qp(g.pd, &init);
 	if (!g.qp)
 		die("ibv_create_qp: %s", strerror(errno));
-	memcpy(me.gid, g.gid.raw, 16);
-	me.qpn = g.qp->qp_num;
-	me.psn = (n * 0x10101 + (g.server ? 0x800 : 0)) & 0xffffff;
-	oob_swap(g.server, &me, &peer, sizeof(me));
-	memcpy(p.gid, peer.gid, 16);
-	p.qpn = peer.qpn;
-	p.rq_psn = peer.psn;
-	p.sq_psn = me.psn;
-	qp_connect(g.qp, &p);
+	qp_connect_peer(g.qp, g.server, &g.gid,
+			n * 0x10101 + (g.server ? 0x800 : 0), &p);
 }
 
 static void server_case(unsigned int n, struct verdict *v)

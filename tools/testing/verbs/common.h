@@ -410,6 +410,33 @@ static inline void qp_connect(struct ibv_qp *qp, const struct path *p)
 	qp_to_rts(qp, p);
 }
 
+/* What the two ends of an RC connection tell each other out of band. */
+struct endpoint {
+	uint8_t gid[16];
+	uint32_t qpn;
+	uint32_t psn;
+};
+
+/*
+ * Tells the peer @qp's number, @gid and first PSN @psn (24 bits), learns
+ * its, and connects @qp to it along @p (whose address it fills in).
+ */
+static inline void qp_connect_peer(struct ibv_qp *qp, bool server,
+				   const union ibv_gid *gid, uint32_t psn,
+				   struct path *p)
+{
+	struct endpoint me = { .qpn = qp->qp_num, .psn = psn & 0xffffff };
+	struct endpoint peer;
+
+	memcpy(me.gid, gid->raw, sizeof(me.gid));
+	oob_swap(server, &me, &peer, sizeof(me));
+	memcpy(p->gid, peer.gid, sizeof(p->gid));
+	p->qpn = peer.qpn;
+	p->rq_psn = peer.psn;
+	p->sq_psn = me.psn;
+	qp_connect(qp, p);
+}
+
 /* Destroys @qp, then drops what its destruction flushed into @cq. */
 static inline void qp_destroy_drain(struct ibv_qp *qp, struct ibv_cq *cq)
 {

@@ -92,12 +92,6 @@ static const struct rereg_case cases[] = {
 
 #define NCASES ARRAY_SIZE(cases)
 
-struct endpoint {
-	uint8_t gid[16];
-	uint32_t qpn;
-	uint32_t psn;
-};
-
 /* What the server tells the client before a case. */
 struct target {
 	uint64_t addr;
@@ -181,7 +175,6 @@ static void case_connect(unsigned int n)
 			.max_send_sge = 1, .max_recv_sge = 1,
 		},
 	};
-	struct endpoint me = {}, peer;
 	struct path p = {
 		.gid_index = g.gid_index, .mtu = g.port.active_mtu,
 		.rd_atomic = 1,
@@ -191,15 +184,8 @@ static void case_connect(unsigned int n)
 	g.qp = ibv_create_qp(g.pd, &init);
 	if (!g.qp)
 		die("ibv_create_qp: %s", strerror(errno));
-	memcpy(me.gid, g.gid.raw, 16);
-	me.qpn = g.qp->qp_num;
-	me.psn = (n * 0x10101 + (g.server ? 0x800 : 0)) & 0xffffff;
-	oob_swap(g.server, &me, &peer, sizeof(me));
-	memcpy(p.gid, peer.gid, 16);
-	p.qpn = peer.qpn;
-	p.rq_psn = peer.psn;
-	p.sq_psn = me.psn;
-	qp_connect(g.qp, &p);
+	qp_connect_peer(g.qp, g.server, &g.gid,
+			n * 0x10101 + (g.server ? 0x800 : 0), &p);
 }
 
 static int rereg(int flags, struct ibv_pd *pd, void *addr, int access)
