@@ -5,6 +5,8 @@
  * send WQEs name it by the number create_ah returned).
  */
 #include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
+#include <linux/rcupdate.h>
 #include <linux/string.h>
 #include <net/ipv6.h>
 #include <rdma/ib_verbs.h>
@@ -16,14 +18,63 @@
 #include "limits.h"
 #include "ucontext.h"
 
+/*
+ * The netdev of a source GID, as the core found it: the attached netdev
+ * itself, or a VLAN netdev above it, whose addresses the core adds to the
+ * port's table too (as it does for hardware RoCE ports). A GID of a VLAN
+ * above that VLAN (QinQ stacked as two netdevs) is not one sroce can send
+ * from: it would need two tags. Fills @av's VLAN fields from it, if @av is
+ * not NULL.
+ *
+ * The priority bits are the DSCP's class (its top three bits), the usual
+ * mapping of a RoCE traffic class to a priority, so that a switch's PFC
+ * and the netdev's queues see the class the application chose.
+ */
+static bool sroce_av_is_upper(struct net_device *lower,
+			      struct net_device *ndev)
+{
+	struct net_device *upper;
+	struct list_head *iter;
+
+	netdev_for_each_upper_dev_rcu(lower, upper, iter)
+		if (upper == ndev)
+			return true;
+	return false;
+}
+
+static int sroce_av_netdev(const struct ib_gid_attr *gattr, u8 tclass,
+			   struct sroce_av *av)
+{
+	struct net_device *ndev;
+	int err = 0;
+
+	rcu_read_lock();
+	/* None: the GID is being deleted, and no peer answers it any more. */
+	ndev = rcu_dereference(gattr->ndev);
+	if (ndev && ndev != to_sdev(gattr->device)->ndev) {
+		if (!is_vlan_dev(ndev) ||
+		    !sroce_av_is_upper(to_sdev(gattr->device)->ndev, ndev)) {
+			err = -EINVAL;
+		} else if (av) {
+			av->vlan_proto = vlan_dev_vlan_proto(ndev);
+			av->vlan_tci = vlan_dev_vlan_id(ndev) |
+				       (tclass >> 5) << VLAN_PRIO_SHIFT;
+			ether_addr_copy(av->smac, ndev->dev_addr);
+		}
+	}
+	rcu_read_unlock();
+	return err;
+}
+
 /**
  * sroce_av_check() - can sroce send to this address?
  * @attr: an AH's attribute or a QP's primary path, with the source GID
  *	  attribute the core looked up (grh.sgid_attr)
  *
  * RoCEv2 alone is spoken: a GRH is required, the source GID must be a
- * RoCEv2 one, and the destination must be of the same IP family, as one
- * packet carries both addresses in one IP header.
+ * RoCEv2 one, of the attached netdev or of a VLAN above it, and the
+ * destination must be of the same IP family, as one packet carries both
+ * addresses in one IP header.
  *
  * What RoCE ignores is not refused: the DLID and source path bits (the
  * core does not even keep them for a RoCE attribute), and flow label bits
@@ -49,10 +100,18 @@ int sroce_av_check(const struct rdma_ah_attr *attr)
 		return -EINVAL;
 	src_v4 = net_type == RDMA_NETWORK_IPV4;
 	dst_v4 = ipv6_addr_v4mapped((const struct in6_addr *)grh->dgid.raw);
-	return src_v4 == dst_v4 ? 0 : -EINVAL;
+	if (src_v4 != dst_v4)
+		return -EINVAL;
+	return sroce_av_netdev(grh->sgid_attr, grh->traffic_class, NULL) ?
+	       -EINVAL : 0;
 }
 
-/* Take the address from an attribute sroce_av_check() accepted. */
+/*
+ * Take the address from an attribute sroce_av_check() accepted. Its GID
+ * may have been deleted since (the core holds the attribute, not the
+ * entry): the AV is then left untagged, and its frames name a source
+ * address the host no longer has.
+ */
 void sroce_av_set(struct sroce_av *av, const struct rdma_ah_attr *attr)
 {
 	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
@@ -68,6 +127,8 @@ void sroce_av_set(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	av->traffic_class = grh->traffic_class;
 	av->sl = rdma_ah_get_sl(attr);
 	av->static_rate = rdma_ah_get_static_rate(attr);
+	if (sroce_av_netdev(grh->sgid_attr, grh->traffic_class, av))
+		av->vlan_proto = 0;
 }
 
 /* The attribute an AV was made from, less the GID attribute reference. */

@@ -14,6 +14,11 @@
  * @sgid: source GID (an IPv4-mapped address for IPv4)
  * @dgid: destination GID, of the same family as @sgid
  * @dmac: the next hop's MAC, as the core resolved it
+ * @smac: the source GID's netdev's MAC, used when @vlan_proto is set
+ * @vlan_proto: the 802.1Q or 802.1ad tag sroce puts on frames to a GID of
+ *		a VLAN netdev above the attached one; 0: the frame goes as the
+ *		attached netdev sends it
+ * @vlan_tci: that tag's VLAN ID and priority
  * @net_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6, from the source GID
  * @flow_label: IPv6 flow label (20 bits)
  * @sgid_index: the source GID's index in the port's table
@@ -26,6 +31,9 @@ struct sroce_av {
 	union ib_gid sgid;
 	union ib_gid dgid;
 	u8 dmac[ETH_ALEN];
+	u8 smac[ETH_ALEN];
+	__be16 vlan_proto;
+	u16 vlan_tci;
 	enum rdma_network_type net_type;
 	u32 flow_label;
 	u8 sgid_index;

@@ -476,6 +476,7 @@ static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ib_wc *wc)
 		.sl = cqe->sl,
 		.port_num = cqe->port_num,
 		.network_hdr_type = cqe->network_hdr_type,
+		.vlan_id = cqe->vlan_id,
 	};
 	memcpy(wc->smac, cqe->smac, ETH_ALEN);
 }

@@ -155,6 +155,9 @@ static void sroce_rx_frame(struct sroce_dev *sdev, struct sk_buff *skb,
 		goto drop;
 	}
 	ether_addr_copy(pkt.smac, eth_hdr(skb)->h_source);
+	/* A VLAN netdev received it: the core finds a UD reply's GID by it. */
+	pkt.vlan_id = is_vlan_dev(skb->dev) ? vlan_dev_vlan_id(skb->dev) :
+					      SROCE_NO_VLAN;
 	sroce_count(sdev, SROCE_CNT_RX_PACKETS);
 	trace_sroce_rx(sdev, pkt.bth, skb->len);
 	sroce_rx(sdev, &pkt);
@@ -256,11 +259,98 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 	return RX_HANDLER_CONSUMED;
 }
 
+static bool sroce_net_handles(struct net_device *ndev, struct sroce_dev *sdev)
+{
+	return rtnl_dereference(ndev->rx_handler) == sroce_rx_handler &&
+	       rtnl_dereference(ndev->rx_handler_data) == sdev;
+}
+
+/**
+ * sroce_net_attach_upper() - take the frames of a VLAN netdev above ours
+ * @sdev: the device
+ * @upper: a netdev just linked right above the device's netdev
+ *
+ * A tagged frame reaches the rx handler of its VLAN's netdev, not the one
+ * of the netdev below: the core puts the addresses of VLAN netdevs above
+ * the port's into its GID table (as for a hardware RoCE port), so sroce
+ * takes their frames there too. Other uppers, and a VLAN netdev whose
+ * handler is taken (a bridge port), are left alone: their GIDs can send,
+ * and what comes back goes to the stack.
+ *
+ * Context: RTNL held.
+ */
+void sroce_net_attach_upper(struct sroce_dev *sdev, struct net_device *upper)
+{
+	ASSERT_RTNL();
+	if (!is_vlan_dev(upper))
+		return;
+	/* A sroce device attached to the VLAN netdev itself keeps it. */
+	if (rtnl_dereference(upper->rx_handler) == sroce_rx_handler)
+		return;
+	if (netdev_rx_handler_register(upper, sroce_rx_handler, sdev))
+		netdev_warn(upper, "sroce: receive handler taken: RoCEv2 frames of this VLAN go to the stack\n");
+}
+
+/*
+ * A VLAN netdev whose frames the sroce device of the netdev below it took
+ * (sroce_net_attach_upper()) is taken over by a device attached to it,
+ * and given back when that one goes, unless the VLAN netdev goes too.
+ */
+static void sroce_net_take_over(struct net_device *ndev)
+{
+	if (rtnl_dereference(ndev->rx_handler) != sroce_rx_handler)
+		return;
+	netdev_rx_handler_unregister(ndev);
+	sroce_rx_drain();
+}
+
+static void sroce_net_give_back(struct net_device *ndev)
+{
+	struct net_device *ldev;
+	struct sroce_dev *lower;
+	struct list_head *iter;
+
+	if (!is_vlan_dev(ndev) || ndev->reg_state != NETREG_REGISTERED)
+		return;
+	netdev_for_each_lower_dev(ndev, ldev, iter) {
+		lower = sroce_dev_get_by_netdev(ldev);
+		if (lower) {
+			sroce_net_attach_upper(lower, ndev);
+			sroce_dev_put(lower);
+		}
+	}
+}
+
+static bool sroce_net_release(struct sroce_dev *sdev, struct net_device *ndev)
+{
+	if (!sroce_net_handles(ndev, sdev))
+		return false;
+	netdev_rx_handler_unregister(ndev);
+	return true;
+}
+
+/**
+ * sroce_net_detach_upper() - stop taking the frames of an upper netdev
+ * @sdev: the device
+ * @upper: a netdev being unlinked from above the device's netdev
+ *
+ * Context: RTNL held; sleeps.
+ */
+void sroce_net_detach_upper(struct sroce_dev *sdev, struct net_device *upper)
+{
+	ASSERT_RTNL();
+	if (sroce_net_release(sdev, upper))
+		/* What the handler took is delivered, or dropped, by now. */
+		sroce_rx_drain();
+}
+
 /**
  * sroce_net_attach() - start taking RoCEv2 frames from the device's netdev
  * @sdev: the device, whose counters are allocated
  *
- * A netdev has one rx handler. A bridge port, a bond or team member and a
+ * And from the VLAN netdevs above it (sroce_net_attach_upper()); from a
+ * VLAN netdev whose frames the device below took, instead of that one
+ * (sroce_net_take_over()). A netdev has one rx handler. A bridge port, a bond or team member and a
  * macvlan's lower device already have theirs: sroce can run on the upper
  * device instead, and says so.
  *
@@ -271,14 +361,20 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 int sroce_net_attach(struct sroce_dev *sdev)
 {
 	struct net_device *ndev = sdev->ndev;
+	struct net_device *upper;
+	struct list_head *iter;
 	int err;
 
 	ASSERT_RTNL();
+	sroce_net_take_over(ndev);
 	err = netdev_rx_handler_register(ndev, sroce_rx_handler, sdev);
 	if (err == -EBUSY)
 		netdev_warn(ndev, "sroce: cannot attach: the receive handler is taken (bridge port, bond or team member, macvlan lower device?); attach to the upper device\n");
 	else if (err)
 		netdev_warn(ndev, "sroce: cannot attach: the device takes no receive handler\n");
+	else
+		netdev_for_each_upper_dev_rcu(ndev, upper, iter)
+			sroce_net_attach_upper(sdev, upper);
 	return err;
 }
 
@@ -286,24 +382,30 @@ int sroce_net_attach(struct sroce_dev *sdev)
  * sroce_net_detach() - stop taking frames from the device's netdev
  * @sdev: the device
  *
- * Once this returns, no rx handler call for @sdev runs or will run, and
- * every packet it took has been dispatched (sroce_rx_drain()).
- * Idempotent: it is called when the netdev goes away and again, for every
- * way a device goes, from dealloc_driver.
+ * And from the VLAN netdevs above it; a VLAN netdev goes back to the
+ * device below it, if any. Once this returns, no rx handler call for
+ * @sdev runs or will run, and every packet it took has been
+ * dispatched (sroce_rx_drain()). Idempotent: it is called when the netdev
+ * goes away and again, for every way a device goes, from dealloc_driver.
  *
  * Context: RTNL held; sleeps.
  */
 void sroce_net_detach(struct sroce_dev *sdev)
 {
 	struct net_device *ndev = sdev->ndev;
+	struct net_device *upper;
+	struct list_head *iter;
+	bool any;
 
 	ASSERT_RTNL();
-	if (rtnl_dereference(ndev->rx_handler) == sroce_rx_handler &&
-	    rtnl_dereference(ndev->rx_handler_data) == sdev) {
-		netdev_rx_handler_unregister(ndev);
-		/* What the handler took is delivered, or dropped, by now. */
-		sroce_rx_drain();
-	}
+	any = sroce_net_release(sdev, ndev);
+	/* RTNL keeps the adjacency lists still, without RCU. */
+	netdev_for_each_upper_dev_rcu(ndev, upper, iter)
+		any |= sroce_net_release(sdev, upper);
+	if (!any)
+		return;
+	sroce_rx_drain();
+	sroce_net_give_back(ndev);
 }
 
 static unsigned int sroce_net_iplen(const struct sroce_av *av)
@@ -332,7 +434,8 @@ struct sk_buff *sroce_net_alloc(struct sroce_dev *sdev,
 {
 	struct net_device *ndev = sdev->ndev;
 	unsigned int head = LL_RESERVED_SPACE(ndev) + sroce_net_iplen(av) +
-			    sizeof(struct udphdr);
+			    sizeof(struct udphdr) +
+			    (av->vlan_proto ? VLAN_HLEN : 0);
 	struct sk_buff *skb;
 
 	skb = alloc_skb(head + len + SROCE_TRAILER_MAX, gfp);
@@ -460,18 +563,28 @@ static void sroce_net_push_ipv6(struct sk_buff *skb, const struct sroce_av *av)
 }
 
 /*
- * A plain Ethernet header: a VLAN netdev tags the frame itself when it
- * transmits it.
+ * The Ethernet header, from the attached netdev's MAC, or from the MAC of
+ * the VLAN netdev above it whose GID the packet is sent from: that one's
+ * tag goes with the frame as a NIC's offload would insert it (the netdev
+ * inserts it itself when it cannot), and its priority picks the queue. A
+ * VLAN netdev sroce is attached to tags its frames itself.
  */
-static void sroce_net_push_eth(struct sk_buff *skb, struct net_device *ndev,
-			       const u8 *dmac)
+static const u8 *sroce_net_push_eth(struct sk_buff *skb,
+				    struct net_device *ndev,
+				    const struct sroce_av *av)
 {
 	struct ethhdr *eth = skb_push(skb, ETH_HLEN);
+	const u8 *smac = av->vlan_proto ? av->smac : ndev->dev_addr;
 
 	skb_reset_mac_header(skb);
-	ether_addr_copy(eth->h_dest, dmac);
-	ether_addr_copy(eth->h_source, ndev->dev_addr);
+	ether_addr_copy(eth->h_dest, av->dmac);
+	ether_addr_copy(eth->h_source, smac);
 	eth->h_proto = skb->protocol;
+	if (av->vlan_proto) {
+		__vlan_hwaccel_put_tag(skb, av->vlan_proto, av->vlan_tci);
+		skb->priority = av->vlan_tci >> VLAN_PRIO_SHIFT;
+	}
+	return smac;
 }
 
 /*
@@ -542,6 +655,7 @@ int sroce_net_send(struct sroce_dev *sdev, struct sroce_burst *burst,
 	struct net_device *ndev = sdev->ndev;
 	unsigned int len = skb->len + pad;
 	struct sroce_burst one;
+	const u8 *smac;
 	__le32 icrc;
 	u8 *trailer;
 	int err;
@@ -563,12 +677,12 @@ int sroce_net_send(struct sroce_dev *sdev, struct sroce_burst *burst,
 	}
 	icrc = sroce_icrc(skb, len);
 	memcpy(trailer, &icrc, sizeof(icrc));
-	sroce_net_push_eth(skb, ndev, av->dmac);
+	smac = sroce_net_push_eth(skb, ndev, av);
 	sroce_net_set_hash(skb, sport);
 	skb->dev = ndev;
 	sroce_count(sdev, SROCE_CNT_TX_PACKETS);
 
-	if (ether_addr_equal(av->dmac, ndev->dev_addr))
+	if (ether_addr_equal(av->dmac, smac))
 		return sroce_net_loopback(sdev, skb);
 	if (is_multicast_ether_addr(av->dmac))
 		sroce_net_mcast_loop(sdev, av, skb);

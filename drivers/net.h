@@ -11,10 +11,13 @@
 
 struct sroce_av;
 struct sroce_burst;
+struct net_device;
 struct sroce_dev;
 
 int sroce_net_attach(struct sroce_dev *sdev);
 void sroce_net_detach(struct sroce_dev *sdev);
+void sroce_net_attach_upper(struct sroce_dev *sdev, struct net_device *upper);
+void sroce_net_detach_upper(struct sroce_dev *sdev, struct net_device *upper);
 
 struct sk_buff *sroce_net_alloc(struct sroce_dev *sdev,
 				const struct sroce_av *av,

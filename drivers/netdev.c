@@ -18,6 +18,7 @@ static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
 			      void *ptr)
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct netdev_notifier_changeupper_info *upper = ptr;
 	struct sroce_dev *sdev;
 
 	ASSERT_RTNL();
@@ -35,6 +36,13 @@ static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
 		 * the core's workqueue instead of deadlocking here.
 		 */
 		ib_unregister_device_queued(&sdev->ibdev);
+		break;
+	case NETDEV_CHANGEUPPER:
+		/* A VLAN netdev above ours: its GIDs are the port's too. */
+		if (upper->linking)
+			sroce_net_attach_upper(sdev, upper->upper_dev);
+		else
+			sroce_net_detach_upper(sdev, upper->upper_dev);
 		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:

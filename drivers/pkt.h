@@ -31,6 +31,8 @@
  * @dgid: the GID the packet was sent to
  * @net_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6
  * @smac: the sender's MAC (receive only)
+ * @vlan_id: the VLAN of the netdev it was received on, or SROCE_NO_VLAN
+ *	     (receive only)
  *
  * A received packet is handed to the transport only after its IP and UDP
  * headers, its BTH and extended headers, its pad and its ICRC have been
@@ -50,7 +52,10 @@ struct sroce_pkt {
 	union ib_gid dgid;
 	enum rdma_network_type net_type;
 	u8 smac[6];
+	u16 vlan_id;
 };
+
+#define SROCE_NO_VLAN	0xffff
 
 /* A pointer to extended header @has of a parsed or built packet. */
 static inline void *sroce_pkt_hdr(const struct sroce_pkt *pkt, u32 has)

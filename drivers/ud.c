@@ -56,6 +56,10 @@ static void sroce_ud_complete(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	BUILD_BUG_ON((SROCE_NETWORK_IPV4 ^ RDMA_NETWORK_IPV4) |
 		     (SROCE_NETWORK_IPV6 ^ RDMA_NETWORK_IPV6));
 	memcpy(cqe.smac, pkt->smac, sizeof(cqe.smac));
+	if (pkt->vlan_id != SROCE_NO_VLAN) {
+		cqe.vlan_id = pkt->vlan_id;
+		cqe.wc_flags |= SROCE_WC_WITH_VLAN;
+	}
 	if (pkt->mask & SROCE_HAS_IMMDT) {
 		cqe.ex.imm_data = *(__be32 *)sroce_pkt_hdr(pkt, SROCE_HAS_IMMDT);
 		cqe.wc_flags |= SROCE_WC_WITH_IMM;

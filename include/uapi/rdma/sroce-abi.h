@@ -191,7 +191,8 @@ struct sroce_cqe {
 	__u8 smac[6];
 	__u8 port_num;
 	__u8 reserved0;
-	__u32 reserved1;
+	__u16 vlan_id;
+	__u16 reserved1;
 	__aligned_u64 timestamp;
 };
 

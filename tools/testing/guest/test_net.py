@@ -294,3 +294,29 @@ def test_on_a_vlan(bench):
     send(bench, [on_vlan, on_vlan, bad, untagged])
     wait_counts(a, dev, {"rx_packets": 2, "rx_bad_icrc": 1})
     wait_counts(a, "sroce1", {"rx_packets": 1, "rx_bad_icrc": 0})
+
+
+@pytest.mark.sroce(SROCE_ONLY)
+def test_on_a_vlan_above_a_device(bench):
+    """The device on eth0 takes eth0.77's frames (the core gives it that
+    VLAN's GIDs) until a device is attached to eth0.77 itself, which takes
+    them over, and gives them back when it goes."""
+    a, b = bench.a, bench.b
+    for g, ip in ((a, "10.78.0.1"), (b, "10.78.0.2")):
+        g.run("ip link add link eth0 name eth0.77 type vlan id 77 && "
+              f"ip addr add {ip}/24 dev eth0.77 && ip link set eth0.77 up")
+    bench.attach(a, "sroce1", netdev="eth0")
+    a.run("ping -c 2 -i 0.2 -W 2 10.78.0.2", timeout=30)
+    t = roce.bth(0x04, 0x123, 1) + b"0123456789abcdef"
+    on_vlan = tagged(roce.frame(t, a.mac, b.mac, "10.78.0.2", "10.78.0.1"), 77)
+    send(bench, [on_vlan])
+    wait_counts(a, "sroce1", {"rx_packets": 1})
+
+    bench.attach(a, "sroce0", netdev="eth0.77")
+    send(bench, [on_vlan, on_vlan])
+    wait_counts(a, "sroce0", {"rx_packets": 2})
+    wait_counts(a, "sroce1", {"rx_packets": 1})
+
+    bench.detach(a, "sroce0")
+    send(bench, [on_vlan])
+    wait_counts(a, "sroce1", {"rx_packets": 2})
