@@ -131,13 +131,26 @@ static uint32_t srq_num(struct ibv_srq *srq)
 	return n;
 }
 
+/* One receive of MSG_BYTES at @off of the process's buffer into @srq. */
+static void post_recv_at(struct proc *p, struct ibv_srq *srq, size_t off,
+			 uint64_t wr_id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)p->buf + off,
+		.length = MSG_BYTES, .lkey = p->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+	int ret = ibv_post_srq_recv(srq, &wr, &bad);
+
+	if (ret)
+		die("ibv_post_srq_recv: %s", strerror(ret));
+}
+
 /* Device, domain of @fd, PD, CQ, buffer, and an XRC SRQ full of receives. */
 static void proc_setup(struct proc *p, int fd)
 {
-	struct ibv_recv_wr wr, *bad;
-	struct ibv_sge sge;
 	unsigned int i;
-	int ret;
 
 	p->ctx = open_dev(dev_name, gid_index, &p->gid);
 	p->xrcd = open_xrcd(p->ctx, fd);
@@ -151,17 +164,8 @@ static void proc_setup(struct proc *p, int fd)
 	if (!p->mr)
 		die("ibv_reg_mr: %s", strerror(errno));
 	p->srq = xrc_srq(p, p->xrcd);
-	for (i = 0; i < 2 * MSGS; i++) {
-		sge = (struct ibv_sge){
-			.addr = (uintptr_t)p->buf + (i % MSGS) * MSG_BYTES,
-			.length = MSG_BYTES, .lkey = p->mr->lkey,
-		};
-		wr = (struct ibv_recv_wr){ .wr_id = i, .sg_list = &sge,
-					   .num_sge = 1 };
-		ret = ibv_post_srq_recv(p->srq, &wr, &bad);
-		if (ret)
-			die("ibv_post_srq_recv: %s", strerror(ret));
-	}
+	for (i = 0; i < 2 * MSGS; i++)
+		post_recv_at(p, p->srq, (i % MSGS) * MSG_BYTES, i);
 }
 
 static bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc, unsigned int ms)
@@ -416,6 +420,8 @@ static int server(unsigned int nproc)
 	xrcd2 = open_xrcd(p.ctx, fd2);
 	foreign = xrc_srq(&p, xrcd2);
 	si.foreign_srqn = srq_num(foreign);
+	/* Room for the send that must not land, so that it would. */
+	post_recv_at(&p, foreign, BUF - MSG_BYTES, MSGS);
 	for (i = 1; i < nproc; i++)
 		pipe_read(pipes[i][0], &si.srqn[i], sizeof(si.srqn[i]));
 
