@@ -117,7 +117,7 @@ void sroce_comp_arm_timer(struct sroce_qp *qp)
 
 	lockdep_assert_held(&qp->sq_lock);
 
-	if (qp->ibqp.qp_type != IB_QPT_RC || !req->timeout ||
+	if (!sroce_qp_req_rc(qp) || !req->timeout ||
 	    READ_ONCE(qp->state) != IB_QPS_RTS)
 		return;
 	if (req->acked == req->max_psn)

@@ -13,7 +13,7 @@
 #include "wire.h"
 
 /* Every extended-header bit, in wire order from the lowest. */
-#define SROCE_HAS_HDRS	(SROCE_HAS_DETH | SROCE_HAS_RETH |		\
+#define SROCE_HAS_HDRS	(SROCE_HAS_XRCETH | SROCE_HAS_DETH | SROCE_HAS_RETH | \
 			 SROCE_HAS_ATOMICETH | SROCE_HAS_AETH |		\
 			 SROCE_HAS_ATOMICACKETH | SROCE_HAS_IMMDT |	\
 			 SROCE_HAS_IETH)
@@ -36,6 +36,10 @@
 #define READ_RESP	(SROCE_READ | SROCE_RESPONSE | SROCE_HAS_PAYLOAD)
 #define ATOMIC_REQ	(SROCE_ATOMIC | SROCE_REQUEST | SROCE_ONLY |	\
 			 SROCE_HAS_ATOMICETH)
+
+/* An XRC request: its RC twin's headers behind an XRCETH (9.3.7). */
+#define XRC_REQ(op, m, ext)						\
+	SROCE_OPCODE(XRC, op, (m) | SROCE_HAS_XRCETH, SROCE_XRCETH_BYTES + (ext))
 
 const struct sroce_opcode_info sroce_opcode[256] = {
 	SROCE_OPCODE(RC, SEND_FIRST, SEND_REQ | SROCE_FIRST, 0),
@@ -115,6 +119,56 @@ const struct sroce_opcode_info sroce_opcode[256] = {
 		     WRITE_REQ | SROCE_ONLY | SROCE_HAS_RETH | SROCE_HAS_IMMDT,
 		     SROCE_RETH_BYTES + SROCE_IMMDT_BYTES),
 
+	/*
+	 * XRC (9.2, table 38): RC's operations and answers, the requests
+	 * naming their XRC SRQ. Atomic write and flush are RC's alone here.
+	 */
+	XRC_REQ(SEND_FIRST, SEND_REQ | SROCE_FIRST, 0),
+	XRC_REQ(SEND_MIDDLE, SEND_REQ | SROCE_MIDDLE, 0),
+	XRC_REQ(SEND_LAST, SEND_REQ | SROCE_LAST, 0),
+	XRC_REQ(SEND_LAST_IMM, SEND_REQ | SROCE_LAST | SROCE_HAS_IMMDT,
+		SROCE_IMMDT_BYTES),
+	XRC_REQ(SEND_ONLY, SEND_REQ | SROCE_ONLY, 0),
+	XRC_REQ(SEND_ONLY_IMM, SEND_REQ | SROCE_ONLY | SROCE_HAS_IMMDT,
+		SROCE_IMMDT_BYTES),
+	XRC_REQ(WRITE_FIRST, WRITE_REQ | SROCE_FIRST | SROCE_HAS_RETH,
+		SROCE_RETH_BYTES),
+	XRC_REQ(WRITE_MIDDLE, WRITE_REQ | SROCE_MIDDLE, 0),
+	XRC_REQ(WRITE_LAST, WRITE_REQ | SROCE_LAST, 0),
+	XRC_REQ(WRITE_LAST_IMM, WRITE_REQ | SROCE_LAST | SROCE_HAS_IMMDT,
+		SROCE_IMMDT_BYTES),
+	XRC_REQ(WRITE_ONLY, WRITE_REQ | SROCE_ONLY | SROCE_HAS_RETH,
+		SROCE_RETH_BYTES),
+	XRC_REQ(WRITE_ONLY_IMM,
+		WRITE_REQ | SROCE_ONLY | SROCE_HAS_RETH | SROCE_HAS_IMMDT,
+		SROCE_RETH_BYTES + SROCE_IMMDT_BYTES),
+	XRC_REQ(READ_REQ,
+		SROCE_READ | SROCE_REQUEST | SROCE_ONLY | SROCE_HAS_RETH,
+		SROCE_RETH_BYTES),
+	SROCE_OPCODE(XRC, READ_RESP_FIRST,
+		     READ_RESP | SROCE_FIRST | SROCE_HAS_AETH,
+		     SROCE_AETH_BYTES),
+	SROCE_OPCODE(XRC, READ_RESP_MIDDLE, READ_RESP | SROCE_MIDDLE, 0),
+	SROCE_OPCODE(XRC, READ_RESP_LAST,
+		     READ_RESP | SROCE_LAST | SROCE_HAS_AETH,
+		     SROCE_AETH_BYTES),
+	SROCE_OPCODE(XRC, READ_RESP_ONLY,
+		     READ_RESP | SROCE_ONLY | SROCE_HAS_AETH,
+		     SROCE_AETH_BYTES),
+	SROCE_OPCODE(XRC, ACK,
+		     SROCE_ACK | SROCE_RESPONSE | SROCE_ONLY | SROCE_HAS_AETH,
+		     SROCE_AETH_BYTES),
+	SROCE_OPCODE(XRC, ATOMIC_ACK,
+		     SROCE_ATOMIC | SROCE_RESPONSE | SROCE_ONLY |
+		     SROCE_HAS_AETH | SROCE_HAS_ATOMICACKETH,
+		     SROCE_AETH_BYTES + SROCE_ATOMICACKETH_BYTES),
+	XRC_REQ(CMP_SWAP, ATOMIC_REQ, SROCE_ATOMICETH_BYTES),
+	XRC_REQ(FETCH_ADD, ATOMIC_REQ, SROCE_ATOMICETH_BYTES),
+	XRC_REQ(SEND_LAST_INV, SEND_REQ | SROCE_LAST | SROCE_HAS_IETH,
+		SROCE_IETH_BYTES),
+	XRC_REQ(SEND_ONLY_INV, SEND_REQ | SROCE_ONLY | SROCE_HAS_IETH,
+		SROCE_IETH_BYTES),
+
 	/* UD: single-packet sends, each naming its sender in a DETH. */
 	SROCE_OPCODE(UD, SEND_ONLY, SEND_REQ | SROCE_ONLY | SROCE_HAS_DETH,
 		     SROCE_DETH_BYTES),
@@ -127,6 +181,7 @@ const struct sroce_opcode_info sroce_opcode[256] = {
 static unsigned int sroce_ext_len(u32 m)
 {
 	static const u8 bytes[] = {
+		[ilog2(SROCE_HAS_XRCETH)] = SROCE_XRCETH_BYTES,
 		[ilog2(SROCE_HAS_DETH)] = SROCE_DETH_BYTES,
 		[ilog2(SROCE_HAS_RETH)] = SROCE_RETH_BYTES,
 		[ilog2(SROCE_HAS_ATOMICETH)] = SROCE_ATOMICETH_BYTES,
@@ -164,7 +219,10 @@ unsigned int sroce_hdr_offset(u8 opcode, u32 has)
 	return SROCE_BTH_BYTES + sroce_ext_len(mask & SROCE_HAS_HDRS & (has - 1));
 }
 
-/* GSI (QP1) sends UD packets; SMI (QP0) does not exist on RoCE. */
+/*
+ * GSI (QP1) sends UD packets; SMI (QP0) does not exist on RoCE. An XRC
+ * initiator and an XRC target are the two halves of one XRC connection.
+ */
 u32 sroce_qpt_bit(enum ib_qp_type type)
 {
 	switch (type) {
@@ -175,6 +233,9 @@ u32 sroce_qpt_bit(enum ib_qp_type type)
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
 		return SROCE_QPT_UD;
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
+		return SROCE_QPT_XRC;
 	default:
 		return 0;
 	}

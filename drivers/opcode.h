@@ -13,38 +13,46 @@
 
 #include "wire.h"
 
-/* What follows the BTH, in wire order. */
-#define SROCE_HAS_DETH		BIT(0)
-#define SROCE_HAS_RETH		BIT(1)
-#define SROCE_HAS_ATOMICETH	BIT(2)
-#define SROCE_HAS_AETH		BIT(3)
-#define SROCE_HAS_ATOMICACKETH	BIT(4)
-#define SROCE_HAS_IMMDT		BIT(5)
-#define SROCE_HAS_IETH		BIT(6)
-#define SROCE_HAS_PAYLOAD	BIT(7)
+/*
+ * What follows the BTH, in wire order: an extended header's offset is the
+ * sum of those of lower bits (sroce_hdr_offset()).
+ */
+#define SROCE_HAS_XRCETH	BIT(0)
+#define SROCE_HAS_DETH		BIT(1)
+#define SROCE_HAS_RETH		BIT(2)
+#define SROCE_HAS_ATOMICETH	BIT(3)
+#define SROCE_HAS_AETH		BIT(4)
+#define SROCE_HAS_ATOMICACKETH	BIT(5)
+#define SROCE_HAS_IMMDT		BIT(6)
+#define SROCE_HAS_IETH		BIT(7)
+#define SROCE_HAS_PAYLOAD	BIT(8)
 
 /* Where the packet sits in its message. ONLY is FIRST | LAST. */
-#define SROCE_FIRST		BIT(8)
-#define SROCE_MIDDLE		BIT(9)
-#define SROCE_LAST		BIT(10)
+#define SROCE_FIRST		BIT(9)
+#define SROCE_MIDDLE		BIT(10)
+#define SROCE_LAST		BIT(11)
 #define SROCE_ONLY		(SROCE_FIRST | SROCE_LAST)
 
 /* Which operation the message is. */
-#define SROCE_SEND		BIT(11)
-#define SROCE_WRITE		BIT(12)
-#define SROCE_READ		BIT(13)	/* read request or read response */
-#define SROCE_ATOMIC		BIT(14)	/* atomic request or atomic ack */
-#define SROCE_ACK		BIT(15)	/* ACK/NAK: AETH and nothing else */
-#define SROCE_ATOMIC_WRITE	BIT(21)	/* atomic write request (IBA 1.5) */
+#define SROCE_SEND		BIT(12)
+#define SROCE_WRITE		BIT(13)
+#define SROCE_READ		BIT(14)	/* read request or read response */
+#define SROCE_ATOMIC		BIT(15)	/* atomic request or atomic ack */
+#define SROCE_ACK		BIT(16)	/* ACK/NAK: AETH and nothing else */
+#define SROCE_ATOMIC_WRITE	BIT(22)	/* atomic write request (IBA 1.5) */
 
 /* Which way it goes: requester to responder, or back. */
-#define SROCE_REQUEST		BIT(16)
-#define SROCE_RESPONSE		BIT(17)
+#define SROCE_REQUEST		BIT(17)
+#define SROCE_RESPONSE		BIT(18)
 
-/* Which QP types may send it. */
-#define SROCE_QPT_RC		BIT(18)
-#define SROCE_QPT_UC		BIT(19)
-#define SROCE_QPT_UD		BIT(20)
+/*
+ * Which QP types may send it. XRC initiators send the requests and XRC
+ * targets the answers of SROCE_QPT_XRC (rx.c keeps each to its half).
+ */
+#define SROCE_QPT_RC		BIT(19)
+#define SROCE_QPT_UC		BIT(20)
+#define SROCE_QPT_UD		BIT(21)
+#define SROCE_QPT_XRC		BIT(23)
 
 /**
  * struct sroce_opcode_info - what an opcode means

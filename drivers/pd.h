@@ -20,6 +20,18 @@ static inline struct sroce_pd *to_spd(struct ib_pd *ibpd)
 	return container_of(ibpd, struct sroce_pd, ibpd);
 }
 
+/**
+ * struct sroce_xrcd - an XRC domain
+ * @ibxrcd: the core's object, allocated and freed by the core
+ *
+ * Like a PD, a name: XRC SRQs and XRC target QPs are made in one, and
+ * a target QP puts a send only into an SRQ of its own XRCD. Processes
+ * share it through the core (a file's inode), which counts its users.
+ */
+struct sroce_xrcd {
+	struct ib_xrcd ibxrcd;
+};
+
 extern const struct ib_device_ops sroce_pd_ops;
 
 #endif /* SROCE_PD_H */

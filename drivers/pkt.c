@@ -79,6 +79,7 @@ static int sroce_pkt_check_len(const struct sk_buff *skb, u32 mask,
 int sroce_pkt_parse(struct sk_buff *skb, struct sroce_pkt *pkt)
 {
 	const struct sroce_opcode_info *info;
+	struct sroce_xrceth *xrceth;
 	struct sroce_bth *bth;
 	unsigned int pad;
 	u32 apsn;
@@ -109,6 +110,13 @@ int sroce_pkt_parse(struct sk_buff *skb, struct sroce_pkt *pkt)
 	pkt->ack_req = apsn & SROCE_BTH_ACKREQ;
 	pkt->se = bth->flags & SROCE_BTH_SE;
 	pkt->paylen = skb->len - info->hdr_len - pad;
+	pkt->xrc_srqn = 0;
+	if (info->mask & SROCE_HAS_XRCETH) {
+		/* Right after the BTH, before any other extended header. */
+		xrceth = (struct sroce_xrceth *)(bth + 1);
+		pkt->xrc_srqn = be32_to_cpu(xrceth->srqn) &
+				SROCE_XRCETH_SRQN_MASK;
+	}
 	eth_zero_addr(pkt->smac);
 	return 0;
 }

@@ -27,6 +27,7 @@
  * @ack_req: AckReq bit
  * @se: solicited event bit
  * @paylen: payload bytes, pad excluded
+ * @xrc_srqn: an XRC request's XRC SRQ, from its XRCETH; 0 for the others
  * @sgid: the sender's GID (an IPv4-mapped address for IPv4)
  * @dgid: the GID the packet was sent to
  * @net_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6
@@ -48,6 +49,7 @@ struct sroce_pkt {
 	bool ack_req;
 	bool se;
 	u32 paylen;
+	u32 xrc_srqn;
 	union ib_gid sgid;
 	union ib_gid dgid;
 	enum rdma_network_type net_type;

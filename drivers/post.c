@@ -225,6 +225,11 @@ static int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 
+	/* uverbs may name an XRC target; it has no send queue to post to. */
+	if (ibqp->qp_type == IB_QPT_XRC_TGT) {
+		*bad_wr = wr;
+		return wr ? -EINVAL : 0;
+	}
 	if (sroce_qp_is_kernel(qp))
 		return sroce_post_send_kernel(qp, wr, bad_wr);
 	if (wr) {
@@ -284,7 +289,7 @@ static int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct sroce_qp *qp = to_sqp(ibqp);
 	int err;
 
-	if (!sroce_qp_is_kernel(qp) || ibqp->srq ||
+	if (!sroce_qp_is_kernel(qp) || !sroce_qp_has_rq(qp) ||
 	    READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;

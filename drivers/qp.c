@@ -128,10 +128,21 @@ int sroce_qpn_alloc(struct xarray *xa, u32 *next, void *entry, u32 *qpn)
 	return ret < 0 ? ret : 0;
 }
 
+/*
+ * A CQ the QP must have is ours; one it must not have is absent: an XRC
+ * initiator only sends, an XRC target's receives complete on its SRQs'.
+ */
+static bool sroce_cq_ok(const struct ib_cq *cq, bool needed,
+			const struct ib_device *dev)
+{
+	return needed ? cq && cq->device == dev : !cq;
+}
+
 static int sroce_check_init(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			    struct ib_udata *udata)
 {
 	struct ib_device *dev = ibqp->device;
+	bool xrc = false;
 
 	switch (init->qp_type) {
 	case IB_QPT_RC:
@@ -143,6 +154,15 @@ static int sroce_check_init(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (udata || init->port_num != 1)
 			return -EINVAL;
 		break;
+	case IB_QPT_XRC_INI:
+		xrc = true;
+		break;
+	case IB_QPT_XRC_TGT:
+		/* The core makes it without udata, in the XRCD it names. */
+		if (!init->xrcd || init->xrcd->device != dev)
+			return -EINVAL;
+		xrc = true;
+		break;
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -152,9 +172,9 @@ static int sroce_check_init(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	 * uverbs looks handles up in the caller's own context, but nothing
 	 * in the core makes a kernel caller's CQs and SRQ ours.
 	 */
-	if (!init->send_cq || !init->recv_cq ||
-	    init->send_cq->device != dev || init->recv_cq->device != dev ||
-	    (init->srq && init->srq->device != dev))
+	if (!sroce_cq_ok(init->send_cq, init->qp_type != IB_QPT_XRC_TGT, dev) ||
+	    !sroce_cq_ok(init->recv_cq, !xrc, dev) ||
+	    (init->srq && (xrc || init->srq->device != dev)))
 		return -EINVAL;
 	if (!udata)
 		return 0;
@@ -197,7 +217,7 @@ static int sroce_qp_share_rings(struct sroce_qp *qp, struct ib_udata *udata)
 	err = sroce_queue_share(&qp->sq.q, ibuc, &resp.sq);
 	if (err)
 		return err;
-	if (!qp->ibqp.srq) {
+	if (sroce_qp_has_rq(qp)) {
 		err = sroce_queue_share(&qp->rq.q, ibuc, &resp.rq);
 		if (err)
 			return err;
@@ -253,6 +273,17 @@ static int sroce_qp_init_runtime(struct sroce_qp *qp, struct ib_udata *udata,
 	u32 rwqe_bytes = qp->ibqp.srq ? to_ssrq(qp->ibqp.srq)->wq.q.stride :
 			 shape->rq_stride;
 	int err;
+
+	/*
+	 * An XRC target takes from whichever SRQ of its domain a request
+	 * names: room for the largest WQE any may hold. An initiator takes
+	 * none.
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		rwqe_bytes = sizeof(struct sroce_recv_wqe) +
+			     SROCE_MAX_SGE * sizeof(struct sroce_sge);
+	else if (qp->ibqp.qp_type == IB_QPT_XRC_INI)
+		rwqe_bytes = sizeof(struct sroce_recv_wqe);
 
 	if (udata)
 		qp->uc = to_suc(rdma_udata_to_uverbs_attr_bundle(udata)->context);
@@ -405,7 +436,12 @@ static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_check_init(ibqp, init, udata);
 	if (err)
 		return err;
-	err = sroce_qp_size(&init->cap, !!init->srq, &shape);
+	/* A target has neither queue: a one-slot send ring nobody posts to. */
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		memset(&init->cap, 0, sizeof(init->cap));
+	err = sroce_qp_size(&init->cap, init->srq ||
+			    init->qp_type == IB_QPT_XRC_INI ||
+			    init->qp_type == IB_QPT_XRC_TGT, &shape);
 	if (err)
 		return err;
 	if (!sroce_obj_count_get(&sdev->qp_count, SROCE_MAX_QP, udata))
@@ -637,12 +673,13 @@ static void sroce_qp_flush(struct sroce_qp *qp)
 	spin_lock_bh(&qp->sq_lock);
 	del_timer(&qp->req.timer);
 	del_timer(&qp->req.rnr_timer);
-	sroce_qp_flush_wq(qp, &qp->sq, qp->ibqp.send_cq, true);
+	if (qp->ibqp.send_cq)
+		sroce_qp_flush_wq(qp, &qp->sq, qp->ibqp.send_cq, true);
 	sroce_req_reset(qp);
 	spin_unlock_bh(&qp->sq_lock);
 
 	sroce_resp_flush(qp);
-	if (!qp->ibqp.srq) {
+	if (sroce_qp_has_rq(qp)) {
 		spin_lock_bh(&qp->rq_lock);
 		sroce_qp_flush_wq(qp, &qp->rq, qp->ibqp.recv_cq, false);
 		spin_unlock_bh(&qp->rq_lock);
@@ -736,7 +773,7 @@ static void sroce_qp_to_reset(struct sroce_qp *qp)
 	sroce_req_reset(qp);
 	spin_unlock_bh(&qp->sq_lock);
 	spin_lock_bh(&qp->rq_lock);
-	if (!qp->ibqp.srq)
+	if (sroce_qp_has_rq(qp))
 		sroce_wq_drop_all(&qp->rq);
 	sroce_resp_reset(qp);
 	spin_unlock_bh(&qp->rq_lock);
@@ -866,9 +903,13 @@ static int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		sroce_mcast_detach_qp(qp);
 	sroce_qp_unpublish(sdev, qp);
 	sroce_qp_fini_runtime(qp);
-	/* Stopped: no completion of the QP's can come after this. */
-	sroce_cq_clean(to_scq(ibqp->send_cq), ibqp->qp_num);
-	if (ibqp->recv_cq != ibqp->send_cq)
+	/*
+	 * Stopped: no completion of the QP's can come after this. An XRC
+	 * target's receives were its SRQs' (they stay, as the WQEs were).
+	 */
+	if (ibqp->send_cq)
+		sroce_cq_clean(to_scq(ibqp->send_cq), ibqp->qp_num);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
 		sroce_cq_clean(to_scq(ibqp->recv_cq), ibqp->qp_num);
 	sroce_qp_free_rings(qp);
 	mutex_destroy(&qp->lock);

@@ -131,8 +131,11 @@ struct sroce_req {
  * @orig: an atomic's original value, replayed for a duplicate
  * @start: a read's first remote address, as requested
  * @total: a read's length, as requested
+ * @pd: the PD the read's rkey is checked in again for each response: the
+ *	QP's, or an XRC target's SRQ's at the time of the request
  */
 struct sroce_rd_res {
+	const struct ib_pd *pd;
 	u8 op;
 	bool again;
 	u32 first_psn;
@@ -159,6 +162,8 @@ static inline bool sroce_rd_res_covers(const struct sroce_rd_res *res,
 	       va - res->start <= res->total &&
 	       len <= res->total - (u32)(va - res->start);
 }
+
+struct sroce_srq;
 
 /**
  * struct sroce_resp - the responder of a QP
@@ -189,6 +194,12 @@ static inline bool sroce_rd_res_covers(const struct sroce_rd_res *res,
  * @rwqe_bytes: the size of @rwqe's buffer
  * @max_sge: SGEs @rwqe's buffer holds
  * @burst: answers built under rq_lock, sent before it is dropped
+ * @pd: the PD rkeys and receive SGEs are checked in: the QP's, or for an
+ *	XRC target the PD of the XRC SRQ the packet being executed names
+ * @xsrq: an XRC target's SRQ for the packet being executed, valid only
+ *	  while it is (the receive path's RCU section, sroce_srq_xrc_get())
+ * @rwqe_srqn: the XRC SRQ @rwqe came from: the rest of the message must
+ *	       name it, and it says where @rwqe completes
  */
 struct sroce_resp {
 	u32 psn;
@@ -214,6 +225,9 @@ struct sroce_resp {
 	u32 rwqe_bytes;
 	u32 max_sge;
 	struct sroce_burst burst;
+	const struct ib_pd *pd;
+	struct sroce_srq *xsrq;
+	u32 rwqe_srqn;
 };
 
 /**
@@ -319,7 +333,40 @@ static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
-/* A kernel consumer's QP: its rings are posted to by the post verbs. */
+/*
+ * RC's requester and completer: acknowledged, retried, reads and atomics.
+ * An XRC initiator is one, with the target's SRQ in every request.
+ */
+static inline bool sroce_qp_req_rc(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_INI;
+}
+
+/* RC's responder; an XRC target's receive WQEs come from XRC SRQs. */
+static inline bool sroce_qp_resp_rc(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
+static inline bool sroce_qp_is_xrc(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_XRC_INI ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
+/* A receive queue of its own: neither an SRQ's user nor an XRC QP. */
+static inline bool sroce_qp_has_rq(const struct sroce_qp *qp)
+{
+	return !qp->ibqp.srq && !sroce_qp_is_xrc(qp);
+}
+
+/*
+ * A kernel consumer's QP: its rings are posted to by the post verbs. An
+ * XRC target counts as one (the core creates it without udata) but has
+ * nothing to post to.
+ */
 static inline bool sroce_qp_is_kernel(const struct sroce_qp *qp)
 {
 	return !qp->uc;

@@ -134,14 +134,16 @@ void sroce_req_start(struct sroce_qp *qp)
 static u8 sroce_wr_family(const struct sroce_qp *qp, u32 opcode)
 {
 	enum ib_qp_type qpt = qp->ibqp.qp_type;
-	bool rc = qpt == IB_QPT_RC, uc = qpt == IB_QPT_UC;
+	bool rc = sroce_qp_req_rc(qp), uc = qpt == IB_QPT_UC;
+	/* XRC has RC's sends, writes, reads and atomics, none of the rest. */
+	bool rc_only = qpt == IB_QPT_RC;
 
 	switch (opcode) {
 	case IB_UVERBS_WR_LOCAL_INV:
 		return SROCE_REQ_LOCAL;
 	case IB_UVERBS_WR_BIND_MW:
 		/* Windows are user objects; kernel WRs have no bind member. */
-		return (rc || uc) && !sroce_qp_is_kernel(qp) ?
+		return (rc_only || uc) && !sroce_qp_is_kernel(qp) ?
 		       SROCE_REQ_LOCAL : SROCE_REQ_BAD_OP;
 	case IB_WR_REG_MR:
 		return sroce_qp_is_kernel(qp) ?
@@ -162,7 +164,7 @@ static u8 sroce_wr_family(const struct sroce_qp *qp, u32 opcode)
 		return rc ? SROCE_OP_FETCH_ADD : SROCE_REQ_BAD_OP;
 	case SROCE_WR_ATOMIC_WRITE:
 		/* Kernel WRs have no member for its value (post.c). */
-		return rc && !sroce_qp_is_kernel(qp) ?
+		return rc_only && !sroce_qp_is_kernel(qp) ?
 		       SROCE_OP_ATOMIC_WRITE : SROCE_REQ_BAD_OP;
 	default:
 		return SROCE_REQ_BAD_OP;
@@ -291,6 +293,8 @@ static u8 sroce_transport(enum ib_qp_type qpt)
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
 		return SROCE_TRANSPORT_UD;
+	case IB_QPT_XRC_INI:
+		return SROCE_TRANSPORT_XRC;
 	default:
 		return SROCE_TRANSPORT_RC;
 	}
@@ -351,9 +355,16 @@ static void sroce_req_headers(struct sroce_qp *qp, struct sroce_swqe *swqe,
 	u32 has = sroce_opcode[opcode].mask;
 	struct sroce_atomic_eth *aeth;
 	struct sroce_deth *deth;
+	struct sroce_xrceth *xrceth;
 	struct sroce_reth *reth;
 	u32 qkey;
 
+	if (has & SROCE_HAS_XRCETH) {
+		xrceth = (void *)(bth + sroce_hdr_offset(opcode,
+							 SROCE_HAS_XRCETH));
+		xrceth->srqn = cpu_to_be32(w->xrc_srqn &
+					   SROCE_XRCETH_SRQN_MASK);
+	}
 	if (has & SROCE_HAS_DETH) {
 		deth = (void *)(bth + sroce_hdr_offset(opcode, SROCE_HAS_DETH));
 		/* A Q_Key with the top bit set means "use the QP's" (10.2.5). */
@@ -378,7 +389,7 @@ static void sroce_req_headers(struct sroce_qp *qp, struct sroce_swqe *swqe,
 						       SROCE_HAS_ATOMICETH));
 		aeth->va = cpu_to_be64(w->wr.atomic.remote_addr);
 		aeth->rkey = cpu_to_be32(w->wr.atomic.rkey);
-		if (opcode == SROCE_OP_CMP_SWAP) {
+		if (swqe->wire_op == SROCE_OP_CMP_SWAP) {
 			aeth->swap_add = cpu_to_be64(w->wr.atomic.swap);
 			aeth->compare = cpu_to_be64(w->wr.atomic.compare_add);
 		} else {
@@ -435,7 +446,7 @@ static int sroce_req_packet(struct sroce_qp *qp, struct sroce_swqe *swqe,
 	unsigned int hdr = sroce_opcode[opcode].hdr_len;
 	bool inl = swqe->wqe.send_flags & IB_SEND_INLINE;
 	bool aw = opcode == SROCE_OP_ATOMIC_WRITE;
-	bool zcopy = !inl && !aw && qp->ibqp.qp_type == IB_QPT_RC &&
+	bool zcopy = !inl && !aw && sroce_qp_req_rc(qp) &&
 		     sroce_payload_zcopy(sdev, av->dmac, len);
 	bool se = swqe->wqe.send_flags & IB_SEND_SOLICITED &&
 		  sroce_opcode[opcode].mask & SROCE_LAST;
@@ -479,7 +490,7 @@ again:
 static int sroce_req_send_rd(struct sroce_qp *qp, struct sroce_swqe *swqe)
 {
 	struct sroce_req *req = &qp->req;
-	u8 op = swqe->wire_op;
+	u8 op = sroce_transport(qp->ibqp.qp_type) | swqe->wire_op;
 	bool aw = op == SROCE_OP_ATOMIC_WRITE;
 	int err;
 
@@ -540,7 +551,7 @@ static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe,
 	u8 op = sroce_transport(qp->ibqp.qp_type) |
 		sroce_msg_opcode(swqe->wire_op, swqe->wqe.opcode, first,
 				 last);
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool rc = sroce_qp_req_rc(qp);
 	bool ack_req;
 	int err;
 
@@ -607,7 +618,7 @@ static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *swqe)
 
 	if (sroce_qp_tx_full(qp))
 		return false;
-	if (qp->ibqp.qp_type != IB_QPT_RC)
+	if (!sroce_qp_req_rc(qp))
 		return true;
 	if (sroce_psn_cmp(req->psn,
 			  sroce_psn_add(req->acked, SROCE_MAX_INFLIGHT)) >= 0)

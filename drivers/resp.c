@@ -126,6 +126,8 @@ void sroce_resp_start(struct sroce_qp *qp)
 	lockdep_assert_held(&qp->rq_lock);
 
 	sroce_resp_reset(qp);
+	/* An XRC target has none: each request's SRQ gives it. */
+	resp->pd = qp->ibqp.pd;
 	resp->psn = qp->attr.rq_psn;
 	resp->msn = 0;
 	resp->mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
@@ -147,6 +149,9 @@ static struct sk_buff *sroce_resp_alloc(struct sroce_qp *qp, u8 opcode,
 	if (!skb)
 		return NULL;
 	sroce_qp_own_skb(qp, skb);
+	/* An XRC target answers with XRC's opcodes, laid out as RC's. */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		opcode |= SROCE_TRANSPORT_XRC;
 	sroce_bth_init((struct sroce_bth *)skb->data, opcode, false,
 		       sroce_pad(paylen), SROCE_DEFAULT_PKEY,
 		       qp->attr.dest_qp_num, psn, false);
@@ -228,7 +233,8 @@ static void sroce_resp_nak(struct sroce_qp *qp, u8 syn, u32 psn)
  * (sroce_mr_enter()) until sroce_resp_mr_put(): an invalidation waits for
  * the copy in between.
  */
-static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
+static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp,
+				      const struct ib_pd *pd, u32 rkey, u64 va,
 				      u32 len, u32 access)
 {
 	struct sroce_mr *mr = sroce_mr_get(to_sdev(qp->ibqp.device), rkey);
@@ -240,7 +246,7 @@ static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 		return sroce_mw_get_mr(mr, &qp->ibqp, rkey, va, len, access);
 	}
 	sroce_mr_enter(mr);
-	if (sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+	if (sroce_mr_check(mr, pd, va, len, access)) {
 		sroce_mr_leave(mr);
 		sroce_mr_put(mr);
 		return NULL;
@@ -272,7 +278,7 @@ static bool sroce_resp_read_packet(struct sroce_qp *qp,
 	     first ? SROCE_OP_READ_RESP_FIRST :
 	     last ? SROCE_OP_READ_RESP_LAST : SROCE_OP_READ_RESP_MIDDLE;
 	if (len) {
-		mr = sroce_resp_mr(qp, res->rkey, res->va, len,
+		mr = sroce_resp_mr(qp, res->pd, res->rkey, res->va, len,
 				   IB_ACCESS_REMOTE_READ);
 		if (!mr)
 			return false;
@@ -438,6 +444,7 @@ static struct sroce_rd_res *sroce_resp_new_res(struct sroce_qp *qp)
 	sroce_resp_ack_now(qp);
 	res = &resp->res[resp->res_head % resp->nres];
 	memset(res, 0, sizeof(*res));
+	res->pd = resp->pd;
 	return res;
 }
 
@@ -447,11 +454,15 @@ bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 	struct sroce_resp *resp = &qp->resp;
 	int ret;
 
-	if (qp->ibqp.srq)
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		ret = sroce_srq_take(resp->xsrq, resp->rwqe, resp->rwqe_bytes);
+		resp->rwqe_srqn = resp->xsrq->srq_num;
+	} else if (qp->ibqp.srq) {
 		ret = sroce_srq_take(to_ssrq(qp->ibqp.srq), resp->rwqe,
 				     resp->rwqe_bytes);
-	else
+	} else {
 		ret = sroce_wq_take(&qp->rq, resp->rwqe, qp->rq.q.stride);
+	}
 	if (ret <= 0)
 		return false;
 	/* The SGE count is the process's word: bound it by the buffer. */
@@ -465,6 +476,22 @@ bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 static u32 sroce_resp_ieth(const struct sroce_pkt *pkt)
 {
 	return be32_to_cpu(*(__be32 *)sroce_pkt_hdr(pkt, SROCE_HAS_IETH));
+}
+
+/*
+ * The CQ the receive WQE in use completes on: an XRC target's is that of
+ * the SRQ the WQE came from, if it still exists. Context: BH disabled (an
+ * RCU read-side section, which the SRQ outlives).
+ */
+static struct sroce_cq *sroce_resp_rcq(struct sroce_qp *qp)
+{
+	struct sroce_srq *srq;
+
+	if (qp->ibqp.qp_type != IB_QPT_XRC_TGT)
+		return to_scq(qp->ibqp.recv_cq);
+	srq = sroce_srq_xrc_get(to_sdev(qp->ibqp.device), qp->resp.rwqe_srqn,
+				qp->ibqp.xrcd);
+	return srq ? to_scq(srq->ibsrq.ext.cq) : NULL;
 }
 
 /* Completes the receive WQE in use with @status. */
@@ -481,6 +508,7 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		.src_qp = qp->attr.dest_qp_num,
 		.port_num = 1,
 	};
+	struct sroce_cq *cq;
 
 	if (!status && pkt->mask & SROCE_HAS_IMMDT) {
 		cqe.ex.imm_data = *(__be32 *)sroce_pkt_hdr(pkt, SROCE_HAS_IMMDT);
@@ -490,8 +518,10 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		cqe.ex.invalidate_rkey = sroce_resp_ieth(pkt);
 		cqe.wc_flags |= SROCE_WC_WITH_INVALIDATE;
 	}
+	cq = sroce_resp_rcq(qp);
 	resp->has_rwqe = false;
-	sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt->se);
+	if (cq)
+		sroce_cq_post(cq, &cqe, pkt->se);
 }
 
 /* The packet's payload is one MTU unless it is the message's last. */
@@ -511,12 +541,16 @@ static enum sroce_verdict sroce_resp_send(struct sroce_qp *qp,
 
 	if (!sroce_resp_len_ok(qp, pkt))
 		return SROCE_NAK_INV;
+	/* The rest of an XRC send goes where its first packet went. */
+	if (resp->has_rwqe && resp->xsrq &&
+	    resp->rwqe_srqn != resp->xsrq->srq_num)
+		return SROCE_NAK_INV;
 	if (pkt->mask & SROCE_FIRST && !resp->has_rwqe &&
 	    !sroce_resp_take_rwqe(qp))
 		return SROCE_RNR;
 	if (pkt->mask & SROCE_FIRST)
 		resp->off = 0;
-	err = sroce_payload_scatter(sdev, qp->ibqp.pd, resp->rwqe->sge,
+	err = sroce_payload_scatter(sdev, resp->pd, resp->rwqe->sge,
 				    resp->rwqe->num_sge, resp->off, pkt->skb,
 				    sroce_pkt_payoff(pkt), pkt->paylen);
 	if (err) {
@@ -533,7 +567,7 @@ static enum sroce_verdict sroce_resp_send(struct sroce_qp *qp,
 		 * request, and the QP's end.
 		 */
 		if (pkt->mask & SROCE_HAS_IETH &&
-		    sroce_mr_invalidate(sdev, qp->ibqp.pd, sroce_resp_ieth(pkt),
+		    sroce_mr_invalidate(sdev, resp->pd, sroce_resp_ieth(pkt),
 					&qp->ibqp))
 			return SROCE_NAK_INV;
 		sroce_resp_complete(qp, pkt, IB_WC_SUCCESS, IB_WC_RECV,
@@ -552,8 +586,8 @@ static bool sroce_resp_mr_ok(struct sroce_qp *qp,
 
 	if (!len)
 		return true;
-	mr = sroce_resp_mr(qp, be32_to_cpu(reth->rkey), be64_to_cpu(reth->va),
-			   len, IB_ACCESS_REMOTE_READ);
+	mr = sroce_resp_mr(qp, qp->resp.pd, be32_to_cpu(reth->rkey),
+			   be64_to_cpu(reth->va), len, IB_ACCESS_REMOTE_READ);
 	if (!mr)
 		return false;
 	sroce_resp_mr_put(mr);
@@ -579,7 +613,8 @@ static struct sroce_mr *sroce_resp_wr_mr(struct sroce_qp *qp)
 	struct sroce_resp *resp = &qp->resp;
 
 	if (!resp->wr_mr && resp->remaining)
-		resp->wr_mr = sroce_resp_mr(qp, resp->rkey, resp->va,
+		resp->wr_mr = sroce_resp_mr(qp, resp->pd, resp->rkey,
+					    resp->va,
 					    resp->remaining,
 					    IB_ACCESS_REMOTE_WRITE);
 	return resp->wr_mr;
@@ -694,7 +729,7 @@ static enum sroce_verdict sroce_resp_word(struct sroce_qp *qp, u32 rkey,
 					  struct sroce_mr **mr,
 					  struct sroce_rd_res **res)
 {
-	*mr = sroce_resp_mr(qp, rkey, va, sizeof(u64), access);
+	*mr = sroce_resp_mr(qp, qp->resp.pd, rkey, va, sizeof(u64), access);
 	if (!*mr)
 		return SROCE_NAK_ACCESS;
 	*res = sroce_mr_aligned(*mr, va, sizeof(u64)) ?
@@ -815,6 +850,21 @@ static enum sroce_verdict sroce_resp_atomic_write(struct sroce_qp *qp,
 	return SROCE_ACCEPT;
 }
 
+/*
+ * An XRC request is for the XRC SRQ its XRCETH names, which must be of the
+ * target QP's domain: its receive WQEs take a send, its PD checks every
+ * rkey and SGE (the target QP has none of its own).
+ */
+static bool sroce_resp_xrc_srq(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	resp->xsrq = sroce_srq_xrc_get(to_sdev(qp->ibqp.device),
+				       pkt->xrc_srqn, qp->ibqp.xrcd);
+	resp->pd = resp->xsrq ? resp->xsrq->ibsrq.pd : NULL;
+	return resp->xsrq;
+}
+
 static enum sroce_verdict sroce_resp_execute(struct sroce_qp *qp,
 					     struct sroce_pkt *pkt)
 {
@@ -825,6 +875,8 @@ static enum sroce_verdict sroce_resp_execute(struct sroce_qp *qp,
 	if (!(pkt->mask & SROCE_WRITE) || pkt->mask & SROCE_FIRST)
 		sroce_resp_put_wr_mr(qp);
 	if (!sroce_msg_in_sequence(qp->resp.op, pkt->mask))
+		return SROCE_NAK_INV;
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT && !sroce_resp_xrc_srq(qp, pkt))
 		return SROCE_NAK_INV;
 	if (pkt->mask & SROCE_SEND)
 		return sroce_resp_send(qp, pkt);
@@ -1094,10 +1146,11 @@ void sroce_resp_rx_run(struct sroce_qp *qp, struct sroce_pkt **pkts,
 			sroce_count_add(sdev, SROCE_CNT_RX_DROPPED, n - i);
 			break;
 		}
-		if (qp->ibqp.qp_type == IB_QPT_RC)
+		if (sroce_qp_resp_rc(qp))
 			sroce_resp_rc(qp, pkts[i]);
 		else
 			sroce_resp_uc(qp, pkts[i]);
+		qp->resp.xsrq = NULL;
 	}
 	sroce_resp_put_wr_mr(qp);
 	more = sroce_resp_serve(qp, SROCE_RESP_BUDGET_RX);
@@ -1129,12 +1182,15 @@ void sroce_resp_flush(struct sroce_qp *qp)
 		.qp_num = qp->ibqp.qp_num,
 		.port_num = 1,
 	};
+	struct sroce_cq *cq;
 
 	spin_lock_bh(&qp->rq_lock);
 	if (resp->has_rwqe) {
 		cqe.wr_id = resp->rwqe->wr_id;
 		resp->has_rwqe = false;
-		sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, false);
+		cq = sroce_resp_rcq(qp);
+		if (cq)
+			sroce_cq_post(cq, &cqe, false);
 	}
 	resp->op = 0;
 	resp->res_send = resp->res_head;

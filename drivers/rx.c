@@ -92,6 +92,10 @@ static bool sroce_rx_admit(struct sroce_dev *sdev, struct sroce_qp *qp,
 
 	if (!(pkt->mask & sroce_qpt_bit(qp->ibqp.qp_type)))
 		goto drop;
+	/* An XRC initiator takes only answers, an XRC target requests. */
+	if ((qp->ibqp.qp_type == IB_QPT_XRC_INI && pkt->mask & SROCE_REQUEST) ||
+	    (qp->ibqp.qp_type == IB_QPT_XRC_TGT && pkt->mask & SROCE_RESPONSE))
+		goto drop;
 	if (!sroce_pkey_ok(pkt)) {
 		drop = SROCE_CNT_RX_BAD_PKEY;
 		goto drop;
@@ -129,7 +133,7 @@ static void sroce_rx_deliver(struct sroce_qp *qp, struct sroce_pkt **pkts,
 		sroce_count(sdev, SROCE_CNT_RX_RUNS);
 		if (req)
 			sroce_resp_rx_run(qp, pkts + i, j - i);
-		else if (qp->ibqp.qp_type == IB_QPT_RC)
+		else if (sroce_qp_req_rc(qp))
 			sroce_comp_rx_run(qp, pkts + i, j - i);
 	}
 	for (i = 0; i < n; i++)

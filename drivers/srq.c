@@ -19,8 +19,13 @@ static int sroce_check_srq_init(const struct ib_srq_init_attr *init,
 {
 	const struct ib_srq_attr *attr = &init->attr;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
+	/* The core set the XRC SRQ's domain and CQ; they must be ours. */
+	if (init->srq_type == IB_SRQT_XRC &&
+	    (!init->ext.cq || !init->ext.xrc.xrcd ||
+	     init->ext.cq->device != init->ext.xrc.xrcd->device))
+		return -EINVAL;
 	if (attr->max_wr > SROCE_MAX_SRQ_WR || attr->max_sge > SROCE_MAX_SGE ||
 	    attr->srq_limit > attr->max_wr)
 		return -EINVAL;
@@ -115,6 +120,9 @@ static int sroce_create_srq(struct ib_srq *ibsrq,
 			goto err_num;
 	}
 
+	/* uverbs answers with it; initiators name it in their XRCETHs. */
+	if (init->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->srq_num;
 	attr->max_wr = srq->max_wr;
 	return 0;
 
@@ -233,12 +241,42 @@ int sroce_srq_take(struct sroce_srq *srq, void *wqe, size_t len)
 	return ret;
 }
 
+/**
+ * sroce_srq_xrc_get() - the XRC SRQ an XRC request names
+ * @sdev: the device
+ * @srqn: the XRCETH's SRQ number
+ * @xrcd: the XRC domain of the target QP the request came to
+ *
+ * A target QP serves the SRQs of its own domain only: any other number,
+ * a basic SRQ's included, is as good as none.
+ *
+ * Context: an RCU read-side section (the receive softirq, or BH off),
+ * which the SRQ outlives: sroce_destroy_srq() waits for it.
+ * Return: the SRQ or NULL.
+ */
+struct sroce_srq *sroce_srq_xrc_get(struct sroce_dev *sdev, u32 srqn,
+				    const struct ib_xrcd *xrcd)
+{
+	struct sroce_srq *srq = xa_load(&sdev->srqs, srqn);
+
+	if (!srq || srq->ibsrq.srq_type != IB_SRQT_XRC ||
+	    srq->ibsrq.ext.xrc.xrcd != xrcd)
+		return NULL;
+	return srq;
+}
+
 static int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibsrq->device);
 	struct sroce_srq *srq = to_ssrq(ibsrq);
 
 	xa_erase(&sdev->srqs, srq->srq_num);
+	/*
+	 * Target QPs find an XRC SRQ by number for each packet, under RCU
+	 * (sroce_srq_xrc_get()); the core frees it as soon as this returns.
+	 */
+	if (ibsrq->srq_type == IB_SRQT_XRC)
+		synchronize_rcu();
 	/* No QP uses it any more (the core checks): nothing queues this. */
 	cancel_work_sync(&srq->limit_work);
 	sroce_wq_destroy(&srq->wq);

@@ -14,7 +14,8 @@
  * @ibsrq: the core's object, allocated and freed by the core
  * @lock: serialises modify_srq and query_srq
  * @wq: the ring of receive WQEs
- * @srq_num: the SRQ's number, unique on the device
+ * @srq_num: the SRQ's number, unique on the device; an XRC SRQ's is the
+ *	     one XRC requests name (struct sroce_xrceth)
  * @max_wr: entries the ring holds
  * @max_sge: SGEs each entry holds
  * @limit: the armed limit, 0 when not armed
@@ -42,6 +43,11 @@ static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
 int sroce_srq_init(struct sroce_srq *srq, u32 max_wr, u32 max_sge, u32 limit,
 		   bool kernel);
 int sroce_srq_take(struct sroce_srq *srq, void *wqe, size_t len);
+
+struct sroce_dev;
+
+struct sroce_srq *sroce_srq_xrc_get(struct sroce_dev *sdev, u32 srqn,
+				    const struct ib_xrcd *xrcd);
 
 extern const struct ib_device_ops sroce_srq_ops;
 

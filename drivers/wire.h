@@ -29,6 +29,7 @@
 #define SROCE_IMMDT_BYTES	4
 #define SROCE_IETH_BYTES	4
 #define SROCE_DETH_BYTES	8
+#define SROCE_XRCETH_BYTES	4
 #define SROCE_ICRC_BYTES	4
 
 /* The payload of an ATOMIC WRITE: one 8-byte word (IBA 1.5, oA19-28). */
@@ -37,13 +38,15 @@
 /*
  * The most header bytes a payload-carrying packet can need: an IPv6 network
  * header (the larger of the two RoCEv2 allows), UDP, BTH, the largest
- * extended-header combination that still carries payload (RETH + ImmDt,
- * RDMA WRITE Only with Immediate) and the invariant CRC. The link MTU minus
- * this is the room left for payload, which bounds the IB path MTU.
+ * extended-header combination that still carries payload (XRCETH + RETH +
+ * ImmDt, XRC RDMA WRITE Only with Immediate) and the invariant CRC. The
+ * link MTU minus this is the room left for payload, which bounds the IB
+ * path MTU.
  */
 #define SROCE_MAX_OVERHEAD	(sizeof(struct ipv6hdr) + sizeof(struct udphdr) + \
-				 SROCE_BTH_BYTES + SROCE_RETH_BYTES +	   \
-				 SROCE_IMMDT_BYTES + SROCE_ICRC_BYTES)
+				 SROCE_BTH_BYTES + SROCE_XRCETH_BYTES +   \
+				 SROCE_RETH_BYTES + SROCE_IMMDT_BYTES +	   \
+				 SROCE_ICRC_BYTES)
 
 /**
  * struct sroce_bth - base transport header (IBTA 9.2)
@@ -131,14 +134,26 @@ struct sroce_deth {
 };
 
 /*
+ * XRC extended transport header (9.3.7): the XRC SRQ a request of an XRC
+ * initiator is for. Every XRC request packet carries it, right after the
+ * BTH; answers do not.
+ */
+struct sroce_xrceth {
+	__be32 srqn;	/* 8 reserved bits, then the XRC SRQ number */
+};
+
+#define SROCE_XRCETH_SRQN_MASK	0x00ffffff
+
+/*
  * Opcodes (9.2, table 38): the transport in bits 7-5, the operation in
- * bits 4-0. RC and UC share operation numbers; UD has two sends.
+ * bits 4-0. RC, UC and XRC share operation numbers; UD has two sends.
  */
 #define SROCE_TRANSPORT_RC	0x00
 #define SROCE_TRANSPORT_UC	0x20
 #define SROCE_TRANSPORT_RD	0x40
 #define SROCE_TRANSPORT_UD	0x60
 #define SROCE_TRANSPORT_CNP	0x80
+#define SROCE_TRANSPORT_XRC	0xa0
 #define SROCE_TRANSPORT_MASK	0xe0
 
 enum sroce_op {

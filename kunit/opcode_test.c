@@ -11,14 +11,16 @@
 #include "pkt.h"
 #include "wire.h"
 
-#define HDRS	(SROCE_HAS_DETH | SROCE_HAS_RETH | SROCE_HAS_ATOMICETH | \
-		 SROCE_HAS_AETH | SROCE_HAS_ATOMICACKETH | SROCE_HAS_IMMDT | \
-		 SROCE_HAS_IETH)
+#define HDRS	(SROCE_HAS_XRCETH | SROCE_HAS_DETH | SROCE_HAS_RETH | \
+		 SROCE_HAS_ATOMICETH | SROCE_HAS_AETH | \
+		 SROCE_HAS_ATOMICACKETH | SROCE_HAS_IMMDT | SROCE_HAS_IETH)
 #define POSITION	(SROCE_FIRST | SROCE_MIDDLE | SROCE_LAST)
 #define OPERATION	(SROCE_SEND | SROCE_WRITE | SROCE_READ | SROCE_ATOMIC | \
 			 SROCE_ACK | SROCE_ATOMIC_WRITE)
 #define DIRECTION	(SROCE_REQUEST | SROCE_RESPONSE)
-#define QPT		(SROCE_QPT_RC | SROCE_QPT_UC | SROCE_QPT_UD)
+#define QPT		(SROCE_QPT_RC | SROCE_QPT_UC | SROCE_QPT_UD | \
+			 SROCE_QPT_XRC)
+#define X		SROCE_HAS_XRCETH
 
 /* An opcode, its extended headers and its header length, from the spec. */
 struct expect {
@@ -64,6 +66,30 @@ static const struct expect expected[] = {
 	{ 0x29, SROCE_HAS_IMMDT, 16 },
 	{ 0x2a, SROCE_HAS_RETH, 28 },
 	{ 0x2b, SROCE_HAS_RETH | SROCE_HAS_IMMDT, 32 },
+	/* XRC (9.2, table 38): requests behind a 4-byte XRCETH (9.3.7). */
+	{ 0xa0, X, 16 },				/* XRC SEND First */
+	{ 0xa1, X, 16 },
+	{ 0xa2, X, 16 },
+	{ 0xa3, X | SROCE_HAS_IMMDT, 20 },
+	{ 0xa4, X, 16 },
+	{ 0xa5, X | SROCE_HAS_IMMDT, 20 },
+	{ 0xa6, X | SROCE_HAS_RETH, 32 },		/* XRC WRITE First */
+	{ 0xa7, X, 16 },
+	{ 0xa8, X, 16 },
+	{ 0xa9, X | SROCE_HAS_IMMDT, 20 },
+	{ 0xaa, X | SROCE_HAS_RETH, 32 },
+	{ 0xab, X | SROCE_HAS_RETH | SROCE_HAS_IMMDT, 36 },
+	{ 0xac, X | SROCE_HAS_RETH, 32 },		/* XRC READ Request */
+	{ 0xad, SROCE_HAS_AETH, 16 },			/* answers: as RC's */
+	{ 0xae, 0, 12 },
+	{ 0xaf, SROCE_HAS_AETH, 16 },
+	{ 0xb0, SROCE_HAS_AETH, 16 },
+	{ 0xb1, SROCE_HAS_AETH, 16 },			/* XRC ACK */
+	{ 0xb2, SROCE_HAS_AETH | SROCE_HAS_ATOMICACKETH, 24 },
+	{ 0xb3, X | SROCE_HAS_ATOMICETH, 44 },		/* XRC CmpSwap */
+	{ 0xb4, X | SROCE_HAS_ATOMICETH, 44 },		/* XRC FetchAdd */
+	{ 0xb6, X | SROCE_HAS_IETH, 20 },
+	{ 0xb7, X | SROCE_HAS_IETH, 20 },
 	{ 0x64, SROCE_HAS_DETH, 20 },			/* UD SEND Only */
 	{ 0x65, SROCE_HAS_DETH | SROCE_HAS_IMMDT, 24 },	/* w/ Imm */
 };
@@ -101,6 +127,7 @@ static void exactly_the_spec_opcodes(struct kunit *test)
 static unsigned int hdr_bytes(u32 has)
 {
 	switch (has) {
+	case SROCE_HAS_XRCETH: return SROCE_XRCETH_BYTES;
 	case SROCE_HAS_DETH: return SROCE_DETH_BYTES;
 	case SROCE_HAS_RETH: return SROCE_RETH_BYTES;
 	case SROCE_HAS_ATOMICETH: return SROCE_ATOMICETH_BYTES;
@@ -124,7 +151,7 @@ static void offsets_follow_wire_order(struct kunit *test)
 
 		if (!info->mask)
 			continue;
-		for (has = SROCE_HAS_DETH; has <= SROCE_HAS_IETH; has <<= 1) {
+		for (has = SROCE_HAS_XRCETH; has <= SROCE_HAS_IETH; has <<= 1) {
 			if (!(info->mask & has)) {
 				KUNIT_EXPECT_EQ(test, sroce_hdr_offset(op, has), 0U);
 				continue;
@@ -141,6 +168,11 @@ static void offsets_follow_wire_order(struct kunit *test)
 	/* Two spot checks of the ones with two extended headers. */
 	KUNIT_EXPECT_EQ(test, sroce_hdr_offset(0x12, SROCE_HAS_ATOMICACKETH), 16U);
 	KUNIT_EXPECT_EQ(test, sroce_hdr_offset(0x65, SROCE_HAS_IMMDT), 20U);
+	/* The XRCETH comes first, right after the BTH. */
+	KUNIT_EXPECT_EQ(test, sroce_hdr_offset(0xab, SROCE_HAS_XRCETH), 12U);
+	KUNIT_EXPECT_EQ(test, sroce_hdr_offset(0xab, SROCE_HAS_RETH), 16U);
+	KUNIT_EXPECT_EQ(test, sroce_hdr_offset(0xab, SROCE_HAS_IMMDT), 32U);
+	KUNIT_EXPECT_EQ(test, sroce_hdr_offset(0xb3, SROCE_HAS_ATOMICETH), 16U);
 }
 
 static void one_of_each_kind(struct kunit *test)
@@ -196,6 +228,16 @@ static void transports(struct kunit *test)
 					(u32)(SROCE_SEND | SROCE_ONLY |
 					      SROCE_HAS_DETH));
 			break;
+		case SROCE_TRANSPORT_XRC:
+			/* RC's twin: every request, and only they, name an SRQ. */
+			KUNIT_EXPECT_EQ(test, m & QPT, SROCE_QPT_XRC);
+			KUNIT_EXPECT_EQ(test, strncmp(name, "XRC_", 4), 0);
+			KUNIT_EXPECT_EQ_MSG(test, !!(m & SROCE_HAS_XRCETH),
+					    !!(m & SROCE_REQUEST), "%s", name);
+			KUNIT_EXPECT_EQ_MSG(test, m & ~(SROCE_HAS_XRCETH | QPT),
+					    sroce_opcode[op & ~SROCE_TRANSPORT_MASK].mask &
+					    ~QPT, "%s", name);
+			break;
 		default:
 			KUNIT_FAIL(test, "opcode %#x of transport %#x", op,
 				   op & SROCE_TRANSPORT_MASK);
@@ -248,7 +290,7 @@ static void families_complete(struct kunit *test)
 	static const u32 positions[] = {
 		SROCE_FIRST, SROCE_MIDDLE, SROCE_LAST, SROCE_ONLY,
 	};
-	static const u32 qpts[] = { SROCE_QPT_RC, SROCE_QPT_UC };
+	static const u32 qpts[] = { SROCE_QPT_RC, SROCE_QPT_UC, SROCE_QPT_XRC };
 	unsigned int f, p, q, op, found;
 
 	for (q = 0; q < ARRAY_SIZE(qpts); q++)
@@ -276,7 +318,7 @@ static void families_complete(struct kunit *test)
 			    (m & POSITION) == positions[p])
 				found++;
 		}
-		KUNIT_EXPECT_EQ(test, found, 1U);
+		KUNIT_EXPECT_EQ(test, found, 2U);	/* RC's and XRC's */
 	}
 }
 
@@ -287,7 +329,9 @@ static void qpt_bits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_qpt_bit(IB_QPT_UD), SROCE_QPT_UD);
 	KUNIT_EXPECT_EQ(test, sroce_qpt_bit(IB_QPT_GSI), SROCE_QPT_UD);
 	KUNIT_EXPECT_EQ(test, sroce_qpt_bit(IB_QPT_SMI), 0U);
-	KUNIT_EXPECT_EQ(test, sroce_qpt_bit(IB_QPT_XRC_INI), 0U);
+	KUNIT_EXPECT_EQ(test, sroce_qpt_bit(IB_QPT_XRC_INI), SROCE_QPT_XRC);
+	KUNIT_EXPECT_EQ(test, sroce_qpt_bit(IB_QPT_XRC_TGT), SROCE_QPT_XRC);
+	KUNIT_EXPECT_EQ(test, sroce_qpt_bit(IB_QPT_RAW_PACKET), 0U);
 }
 
 static void bth_fields(struct kunit *test)

@@ -164,6 +164,12 @@ static void expect_fields(struct kunit *test, const struct spec *s,
 	KUNIT_EXPECT_EQ(test, pkt->net_type,
 			s->v6 ? RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4);
 	KUNIT_EXPECT_TRUE(test, is_zero_ether_addr(pkt->smac));
+	/*
+	 * An XRC request's XRCETH is the 4 bytes after the BTH (0x4c..0x4f
+	 * here): the reserved top byte is not part of the SRQ number.
+	 */
+	KUNIT_EXPECT_EQ(test, pkt->xrc_srqn,
+			info->mask & SROCE_HAS_XRCETH ? 0x4d4e4fU : 0U);
 	/* Every extended header is in the linear part, as it was built. */
 	KUNIT_ASSERT_GE(test, skb_headlen(skb), (unsigned int)info->hdr_len);
 	for (i = SROCE_BTH_BYTES; i < info->hdr_len; i++)
@@ -252,6 +258,39 @@ static void nonlinear_headers(struct kunit *test)
 			expect_fields(test, &s, &pkt, skb);
 			kfree_skb(skb);
 		}
+}
+
+/* An XRC SRQ number as an initiator writes it, and a split XRCETH. */
+static void xrceth_srqn(struct kunit *test)
+{
+	static const u8 ops[] = { 0xa4, 0xaa, 0xac, 0xb3 };
+	unsigned int i, split;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++)
+		for (split = 0; split < 2; split++) {
+			u32 mask = sroce_opcode[ops[i]].mask;
+			struct spec s = {
+				.opcode = ops[i],
+				.paylen = mask & SROCE_HAS_PAYLOAD ? 300 : 0,
+				.qpn = 9, .psn = 1,
+			};
+			/* IPv4 20 + UDP 8 + BTH 12, and 2 bytes of XRCETH. */
+			struct sk_buff *skb = make_skb(test, &s,
+						       split ? 42 : 0);
+			struct sroce_xrceth *x;
+			struct sroce_pkt pkt;
+
+			KUNIT_ASSERT_EQ(test, sroce_pkt_parse(skb, &pkt), 0);
+			x = (struct sroce_xrceth *)(pkt.bth + 1);
+			x->srqn = cpu_to_be32(0xff000000 | 0xabcdef);
+			KUNIT_ASSERT_EQ(test, sroce_pkt_parse(skb, &pkt), 0);
+			KUNIT_EXPECT_EQ(test, pkt.xrc_srqn, 0xabcdefU);
+			kfree_skb(skb);
+		}
+	/* The same operation over RC names no SRQ. */
+	KUNIT_EXPECT_FALSE(test, sroce_opcode[0x04].mask & SROCE_HAS_XRCETH);
+	KUNIT_EXPECT_EQ(test, sroce_opcode[0xa4].hdr_len,
+			SROCE_BTH_BYTES + SROCE_XRCETH_BYTES);
 }
 
 static void unknown_opcodes(struct kunit *test)
@@ -396,6 +435,7 @@ static void peer_by_family(struct kunit *test)
 static struct kunit_case pkt_cases[] = {
 	KUNIT_CASE(round_trip_every_opcode),
 	KUNIT_CASE(nonlinear_headers),
+	KUNIT_CASE(xrceth_srqn),
 	KUNIT_CASE(unknown_opcodes),
 	KUNIT_CASE(transport_version),
 	KUNIT_CASE(truncated),

@@ -10,8 +10,8 @@
 
 static void mtu_overhead_is_worst_case(struct kunit *test)
 {
-	/* IPv6 40 + UDP 8 + BTH 12 + RETH 16 + ImmDt 4 + ICRC 4 */
-	KUNIT_EXPECT_EQ(test, SROCE_MAX_OVERHEAD, 84);
+	/* IPv6 40 + UDP 8 + BTH 12 + XRCETH 4 + RETH 16 + ImmDt 4 + ICRC 4 */
+	KUNIT_EXPECT_EQ(test, SROCE_MAX_OVERHEAD, 88);
 }
 
 static void mtu_common_links(struct kunit *test)
@@ -48,8 +48,8 @@ static void mtu_boundaries(struct kunit *test)
 
 static void mtu_too_small(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(256 + 84), IB_MTU_256);
-	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(256 + 83), 0);
+	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(256 + 88), IB_MTU_256);
+	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(256 + 87), 0);
 	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(68), 0);	/* IPv4 minimum */
 	KUNIT_EXPECT_EQ(test, sroce_mtu_from_netdev(0), 0);
 }

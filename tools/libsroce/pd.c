@@ -143,8 +143,49 @@ void sroce_parent_domain_put(struct sroce_pd *pd)
 		__atomic_fetch_sub(&pd->users, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * An XRC domain: the kernel's object, shared between processes through
+ * the file the application names (libibverbs passes its fd and flags).
+ */
+static struct ibv_xrcd *sroce_open_xrcd(struct ibv_context *ibctx,
+					struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp = {};
+	struct ibv_open_xrcd cmd = {};
+	struct verbs_xrcd *xrcd;
+	int ret;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_open_xrcd(ibctx, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+static int sroce_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = container_of(ibxrcd, struct verbs_xrcd,
+					       xrcd);
+	int ret;
+
+	ret = ibv_cmd_close_xrcd(xrcd);
+	if (!ret)
+		free(xrcd);
+	return ret;
+}
+
 const struct verbs_context_ops sroce_pd_ops = {
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_parent_domain = sroce_alloc_parent_domain,
 	.dealloc_pd = sroce_dealloc_pd,
+	.open_xrcd = sroce_open_xrcd,
+	.close_xrcd = sroce_close_xrcd,
 };

@@ -97,9 +97,17 @@ static int sroce_qp_setup(struct sroce_qp *qp,
 			  const struct ibv_qp_cap *cap)
 {
 	struct ibv_qp *ibqp = &qp->vqp.qp;
+	bool xrc = ibqp->qp_type == IBV_QPT_XRC_SEND ||
+		   ibqp->qp_type == IBV_QPT_XRC_RECV;
 	int ret;
 
-	ret = sroce_qp_map(qp, ibqp->context, resp, !ibqp->srq);
+	/*
+	 * An XRC target is the kernel's alone (the core makes it for the XRC
+	 * domain, not for this process): no ring. An initiator only sends.
+	 */
+	if (ibqp->qp_type == IBV_QPT_XRC_RECV)
+		return 0;
+	ret = sroce_qp_map(qp, ibqp->context, resp, !ibqp->srq && !xrc);
 	if (ret) {
 		ibv_cmd_destroy_qp(ibqp);
 		return ret;
@@ -132,16 +140,18 @@ static struct ibv_qp *sroce_create_qp(struct ibv_pd *pd,
 }
 
 /*
- * The extended create takes a PD and, for the extended send API, the
- * opcodes to be posted that way; no creation flags, which the kernel
- * refuses anyway.
+ * The extended create takes a PD (an XRC domain for an XRC target) and,
+ * for the extended send API, the opcodes to be posted that way; no
+ * creation flags, which the kernel refuses anyway.
  */
 static int sroce_qp_ex_check(const struct ibv_qp_init_attr_ex *attr)
 {
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD))
+	uint32_t domain = attr->qp_type == IBV_QPT_XRC_RECV ?
+			  IBV_QP_INIT_ATTR_XRCD : IBV_QP_INIT_ATTR_PD;
+
+	if (!(attr->comp_mask & domain))
 		return EINVAL;
-	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
-				IBV_QP_INIT_ATTR_CREATE_FLAGS |
+	if (attr->comp_mask & ~(domain | IBV_QP_INIT_ATTR_CREATE_FLAGS |
 				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
 		return EOPNOTSUPP;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS &&
@@ -185,6 +195,18 @@ static struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ibctx,
 }
 
 /*
+ * Drops the QP's completions from its own CQs. An XRC initiator has no
+ * receive CQ; an XRC target has neither (its receives are its SRQs').
+ */
+static void sroce_qp_clean_cqs(struct ibv_qp *ibqp)
+{
+	if (ibqp->send_cq)
+		sroce_cq_clean(ibqp->send_cq, ibqp->qp_num);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		sroce_cq_clean(ibqp->recv_cq, ibqp->qp_num);
+}
+
+/*
  * A QP moved to RESET starts a new life: as mlx5's provider does, the
  * completions of its old one that are still in its CQs go (flushed
  * receives, mostly), so that they are not polled as the new life's. The
@@ -200,9 +222,7 @@ static int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if (ret || !(attr_mask & IBV_QP_STATE) ||
 	    attr->qp_state != IBV_QPS_RESET)
 		return ret;
-	sroce_cq_clean(ibqp->send_cq, ibqp->qp_num);
-	if (ibqp->recv_cq != ibqp->send_cq)
-		sroce_cq_clean(ibqp->recv_cq, ibqp->qp_num);
+	sroce_qp_clean_cqs(ibqp);
 	return 0;
 }
 
@@ -226,9 +246,7 @@ static int sroce_destroy_qp(struct ibv_qp *ibqp)
 		return ret;
 
 	/* The kernel leaves a process's rings to the process. */
-	sroce_cq_clean(ibqp->send_cq, ibqp->qp_num);
-	if (ibqp->recv_cq != ibqp->send_cq)
-		sroce_cq_clean(ibqp->recv_cq, ibqp->qp_num);
+	sroce_qp_clean_cqs(ibqp);
 	sroce_uqueue_unmap(&qp->rq);
 	sroce_uqueue_unmap(&qp->sq);
 	sroce_qp_free(qp);
@@ -242,7 +260,9 @@ static int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	int ret;
 
 	/* No receive queue to post to, or one not yet initialised. */
-	if (ibqp->srq || ibqp->state == IBV_QPS_RESET) {
+	if (ibqp->srq || ibqp->state == IBV_QPS_RESET ||
+	    ibqp->qp_type == IBV_QPT_XRC_SEND ||
+	    ibqp->qp_type == IBV_QPT_XRC_RECV) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -251,6 +271,32 @@ static int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	ret = sroce_post_recv_ring(&qp->rq, wr, bad_wr);
 	pthread_spin_unlock(&qp->rq_lock);
 	return ret;
+}
+
+/*
+ * Another process's XRC target QP, opened in a shared XRC domain: a
+ * handle for modify, query and events; the QP has no rings to map, and
+ * the kernel destroys it when its last handle goes.
+ */
+static struct ibv_qp *sroce_open_qp(struct ibv_context *ibctx,
+				    struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct ibv_open_qp cmd = {};
+	struct sroce_qp *qp;
+	int ret;
+
+	qp = sroce_qp_alloc();
+	if (!qp)
+		return NULL;
+	ret = ibv_cmd_open_qp(ibctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		sroce_qp_free(qp);
+		errno = ret;
+		return NULL;
+	}
+	return &qp->vqp.qp;
 }
 
 /* Group membership is the kernel's: it filters what the netdev hears. */
@@ -271,6 +317,7 @@ const struct verbs_context_ops sroce_qp_ops = {
 	.detach_mcast = sroce_detach_mcast,
 	.create_qp = sroce_create_qp,
 	.create_qp_ex = sroce_create_qp_ex,
+	.open_qp = sroce_open_qp,
 	.modify_qp = sroce_modify_qp,
 	.query_qp = sroce_query_qp,
 	.destroy_qp = sroce_destroy_qp,

@@ -16,15 +16,21 @@
 
 #include "sroce.h"
 
-/* The opcodes each transport carries (IBTA 9.4, Table 36 ff). */
+/*
+ * The opcodes each transport carries (IBTA 9.4, Table 36 ff). An XRC
+ * initiator has RC's remote operations; an XRC target sends nothing.
+ */
 bool sroce_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode opcode)
 {
+	bool xrc = type == IBV_QPT_XRC_SEND;
+
 	switch (opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
-		return true;
+		return type != IBV_QPT_XRC_RECV;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return type == IBV_QPT_RC || type == IBV_QPT_UC || xrc;
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_BIND_MW:
 		return type == IBV_QPT_RC || type == IBV_QPT_UC;
@@ -32,6 +38,7 @@ bool sroce_send_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode opcode)
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
+		return type == IBV_QPT_RC || xrc;
 	case IBV_WR_ATOMIC_WRITE:
 		return type == IBV_QPT_RC;
 	default:
@@ -216,6 +223,9 @@ static void sroce_send_wqe_fill(struct sroce_send_wqe *wqe,
 		return;
 	}
 	sroce_send_wqe_wr(wqe, wr, type);
+	/* Every XRC request names the SRQ it is for at the target. */
+	if (type == IBV_QPT_XRC_SEND)
+		wqe->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 
 	if (sroce_send_is_inline(wr)) {
 		sroce_send_wqe_inline(wqe, wr);

@@ -199,6 +199,22 @@ static void sroce_wr_set_ud_addr(struct ibv_qp_ex *ibqpx, struct ibv_ah *ah,
 	wqe->wr.ud.remote_qkey = remote_qkey;
 }
 
+/* ibv_wr_set_xrc_srqn(): the remote XRC SRQ of an XRC initiator's entry. */
+static void sroce_wr_set_xrc_srqn(struct ibv_qp_ex *ibqpx,
+				  uint32_t remote_srqn)
+{
+	struct sroce_qp *qp = ex_to_sqp(ibqpx);
+	struct sroce_send_wqe *wqe = qp->ex_wqe;
+
+	if (!wqe)
+		return;
+	if (ibqpx->qp_base.qp_type != IBV_QPT_XRC_SEND) {
+		sroce_wr_fail(qp, EINVAL);
+		return;
+	}
+	wqe->xrc_srqn = remote_srqn;
+}
+
 static void sroce_wr_set_sge_list(struct ibv_qp_ex *ibqpx, size_t num_sge,
 				  const struct ibv_sge *sg_list)
 {
@@ -420,6 +436,7 @@ void sroce_qp_ex_init(struct sroce_qp *qp, uint64_t ops)
 	x->wr_set_inline_data = sroce_wr_set_inline_data;
 	x->wr_set_inline_data_list = sroce_wr_set_inline_data_list;
 	x->wr_set_ud_addr = sroce_wr_set_ud_addr;
+	x->wr_set_xrc_srqn = sroce_wr_set_xrc_srqn;
 	/* Every entry point is one function pointer of the same size. */
 	for (i = 0; i < ARRAY_SIZE(sroce_wr_slots); i++)
 		if (ops & sroce_wr_slots[i].flag)

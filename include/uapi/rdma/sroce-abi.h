@@ -146,7 +146,12 @@ struct sroce_send_wqe {
 			__u32 access;
 		} bind;
 	} wr;
-	__aligned_u64 reserved;	/* the SGEs start a new cache line */
+	/*
+	 * An XRC initiator's: the remote XRC SRQ the request is for (ABI 1
+	 * had 8 reserved bytes here, which libsroce left zero).
+	 */
+	__u32 xrc_srqn;
+	__u32 reserved;	/* the SGEs start a new cache line */
 	union {
 		__DECLARE_FLEX_ARRAY(struct sroce_sge, sge);
 		__DECLARE_FLEX_ARRAY(__u8, inline_data);

@@ -47,7 +47,7 @@ import zlib
 from tools.testing.bench.lib import roce
 
 EXT = {"reth": 16, "aeth": 4, "imm": 4, "ieth": 4, "atomic": 28,
-       "atomicack": 8, "deth": 8}
+       "atomicack": 8, "deth": 8, "xrceth": 4}
 RC = {0x00: (), 0x01: (), 0x02: (), 0x03: ("imm",), 0x04: (), 0x05: ("imm",),
       0x06: ("reth",), 0x07: (), 0x08: (), 0x09: ("imm",), 0x0a: ("reth",),
       0x0b: ("reth", "imm"), 0x0c: ("reth",), 0x0d: ("aeth",), 0x0e: (),
@@ -56,7 +56,10 @@ RC = {0x00: (), 0x01: (), 0x02: (), 0x03: ("imm",), 0x04: (), 0x05: ("imm",),
       0x16: ("ieth",), 0x17: ("ieth",)}
 UC = {0x20 | op: ext for op, ext in RC.items() if op <= 0x0b}
 UD = {0x64: ("deth",), 0x65: ("deth", "imm")}
-ALL = {**RC, **UC, **UD}
+# XRC: RC's operations; requests carry an XRCETH first, answers do not.
+XRC = {0xa0 | op: ext if 0x0d <= op <= 0x12 else ("xrceth",) + ext
+       for op, ext in RC.items()}
+ALL = {**RC, **UC, **UD, **XRC}
 OPS = {"rc": RC, "uc": UC, "ud": UD}
 RESPONSES = set(range(0x0d, 0x13))
 # Multi-packet messages: first, middle, last opcodes per kind.
@@ -129,6 +132,10 @@ class Fuzzer:
         if name == "deth":
             qkey = self.info["qkey"] if r.random() < 0.7 else r.getrandbits(32)
             return struct.pack("!II", qkey, r.getrandbits(24))
+        if name == "xrceth":
+            # Small numbers are SRQs that may exist; the rest cannot.
+            return struct.pack("!I", r.choice([r.randrange(1, 16),
+                                               r.getrandbits(32)]))
         if name == "ieth" and r.random() < 0.5:
             return struct.pack("!I", self.key())
         return r.randbytes(EXT[name])
