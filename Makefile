@@ -91,14 +91,16 @@ perftest-full: module provider
 		PERFTEST_LAT_ITERS=$${PERFTEST_LAT_ITERS:-20}; \
 		$(PYTEST) tools/testing/guest/test_perftest.py
 
-# The engines at full size: UCX's whole matrix, fi_pingpong's sizes and
-# the NVMe-oF fio table (sroce, rxe and nvme-tcp interleaved, 3 rounds;
-# SROCE_FIO_ROUNDS= for more), tests marked full_only, which make check
-# leaves out; about 20 minutes under TCG. -rP prints each passing test's
-# figures and the table (also in build/logs/<run>/nvmeof-table.md).
-engines-full: module provider
+# The engines at full size: UCX's whole matrix, fi_pingpong's sizes,
+# Open MPI's job over sroce and then rxe (build/tools/sroce-mpi, from
+# tools) and the NVMe-oF fio table (sroce, rxe and nvme-tcp interleaved, 3
+# rounds; SROCE_FIO_ROUNDS= for more), tests marked full_only, which make
+# check leaves out; about 22 minutes under TCG. -rP prints each passing
+# test's figures and the tables (also in build/logs/<run>/nvmeof-table.md
+# and mpi-table.md).
+engines-full: module provider tools
 	$(PYTEST) --full -rP tools/testing/guest/test_engines.py tools/testing/guest/test_fabric.py \
-		tools/testing/guest/test_nvmeof.py
+		tools/testing/guest/test_mpi.py tools/testing/guest/test_nvmeof.py
 
 # The hostile local process (tools/testing/verbs/hostile.c) for a minute
 # per mode on SMP guests (test_hostile.py's full_only tests), about 10
