@@ -260,6 +260,14 @@ static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
 	/* Seven means try for ever (9.7.5.2.8). */
 	if (req->rnr_retry != 7)
 		req->rnr_retry--;
+	/*
+	 * The responder is there and answering: while the requester waits
+	 * as asked, the transport timer has nothing to time, and must not
+	 * spend retry_cnt on an RNR wait that rnr_retry 7 makes endless. It
+	 * starts again with the packets sent when the wait is over.
+	 */
+	req->retry = qp->attr.retry_cnt;
+	del_timer(&req->timer);
 	req->rnr_wait = true;
 	trace_sroce_retransmit(qp, psn, SROCE_RESEND_RNR_NAK);
 	sroce_req_rewind(qp);

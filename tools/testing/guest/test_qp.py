@@ -201,3 +201,14 @@ def test_sqd_drains_the_message_in_progress(bench):
     assert r["event"] == r["drained"], r
     assert r["at_event"] == [[77, 0]], r
     assert r["data_ok"] and r["state"] == SQD, r
+
+
+@pytest.mark.sroce(SROCE_ONLY)
+def test_rnr_retry_for_ever_outlasts_the_transport_timer(bench):
+    """rnr_retry 7: the requester keeps retrying while the receiver posts
+    nothing, however many transport timeouts that lasts, and the send
+    completes once a receive is posted (it used to end in
+    RETRY_EXC_ERR: the transport timer ran on through the RNR waits)."""
+    res = step(bench, "rnr_forever")
+    ok = res["success"]
+    assert res["wcs"] == [[88, ok], [99, ok]], res

@@ -86,9 +86,9 @@ class Bench:
             mask |= e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER
         return a, mask
 
-    def loopback_pair(self):
+    def loopback_pair(self, **rts):
         """Two RC QPs connected to each other through this device's own
-        GID, in RTS."""
+        GID, in RTS; rts: attributes to set other than rts_attr's."""
         self.dgid = str(self.ctx.query_gid(1, self.gid_index))
         qps = [self.qp("rc"), self.qp("rc")]
         for qp in qps:
@@ -99,7 +99,10 @@ class Bench:
             a.rq_psn = 0x123456
             qp.modify(a, mask)
         for qp in qps:
-            qp.modify(*self.rts_attr("rc"))
+            a, mask = self.rts_attr("rc")
+            for name, value in rts.items():
+                setattr(a, name, value)
+            qp.modify(a, mask)
         return qps
 
     def rts_attr(self, kind):
@@ -448,6 +451,33 @@ def step_rnr(b, size=64):
             "rnr_retry_exc": e.IBV_WC_RNR_RETRY_EXC_ERR}
 
 
+def step_rnr_forever(b, size=64):
+    """RC loopback, rnr_retry 7 (retry for ever), a short transport timeout
+    (timeout 10: 4 ms) and retry_cnt 2: a send to a QP that posts its
+    receive only after 2 s, hundreds of timeouts later, completes."""
+    import time
+    from pyverbs.mr import MR
+    from pyverbs.wr import RecvWR, SendWR
+    qps = b.loopback_pair(timeout=10, retry_cnt=2, rnr_retry=7)
+    src = MR(b.pd, size, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = MR(b.pd, size, e.IBV_ACCESS_LOCAL_WRITE)
+    qps[0].post_send(SendWR(wr_id=88, opcode=e.IBV_WR_SEND, num_sge=1,
+                            sg=[SGE(src.buf, size, src.lkey)],
+                            send_flags=e.IBV_SEND_SIGNALED))
+    wcs = []
+    end = time.monotonic() + 2
+    while time.monotonic() < end:
+        n, got = b.cq.poll(1)
+        wcs += [[w.wr_id, w.status] for w in got[:n]]
+    qps[1].post_recv(RecvWR(wr_id=99, num_sge=1,
+                            sg=[SGE(dst.buf, size, dst.lkey)]))
+    end = time.monotonic() + 60
+    while len(wcs) < 2 and time.monotonic() < end:
+        n, got = b.cq.poll(1)
+        wcs += [[w.wr_id, w.status] for w in got[:n]]
+    return {"wcs": sorted(wcs), "success": e.IBV_WC_SUCCESS}
+
+
 def memcg_current():
     """memory.current of the cgroup (v2) this process is in."""
     path = open("/proc/self/cgroup").read().strip().split("::", 1)[1]
@@ -476,7 +506,7 @@ def step_memcg(b, n=8):
     return out
 
 
-STEPS = {"sqd_drain": step_sqd_drain, "memcg": step_memcg, "create": step_create, "walk": step_walk, "illegal": step_illegal,
+STEPS = {"rnr_forever": step_rnr_forever, "sqd_drain": step_sqd_drain, "memcg": step_memcg, "create": step_create, "walk": step_walk, "illegal": step_illegal,
          "query": step_query, "flush": step_flush, "srq": step_srq,
          "restrack": step_restrack, "churn": step_churn, "rnr": step_rnr}
 
