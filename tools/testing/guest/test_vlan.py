@@ -125,6 +125,8 @@ def run_both_ways(bench, drivers):
     rping(bench, a, b)
 
 
+# make check runs this one on the 6.12 guests too (scripts/check).
+@pytest.mark.kernel("6.12")
 def test_vlan_gids(bench):
     """perftest and rping between the VLAN's GIDs, on this run's driver."""
     run_both_ways(bench, {"a": bench.driver, "b": bench.driver})
