@@ -44,35 +44,14 @@ def addr(g, ip):
 
 
 def pair(bench, server_cmd, client_cmd, timeout=RUN_TIMEOUT, ready=None, port=None):
-    """Server on B, then client on A; both results, both must exit 0.
-    ready: a shell test on B that says the server is ready (default: its
-    rdma_cm ID listens, on port if given)."""
-    a, b = bench.a, bench.b
-    job = b.spawn(f"exec timeout {timeout} {server_cmd}", timeout=timeout + 30)
-    srv = None
-    try:
-        if ready:
-            b.wait_for(ready, timeout=30)
-        else:
-            pt.wait_cm_listening(b, port, job)
-        cli = a.run(f"timeout {timeout} {client_cmd}", timeout=timeout + 30, check=False)
-        try:
-            srv = job.wait(30 if cli.ok else 5, check=False)
-        except TimeoutError:
-            pass
-    finally:
-        if srv is None:
-            srv = job.kill()
-    text = (f"$ {server_cmd}  # server, rc={srv.rc}\n{srv.out}{srv.err}\n"
-            f"$ {client_cmd}  # client, rc={cli.rc}\n{cli.out}{cli.err}")
-    assert cli.rc == 0 and srv.rc == 0, f"exit status client {cli.rc}, server {srv.rc}\n{text}"
-    return srv, cli, text
+    """Server on B, then client on A (perftest.cm_pair)."""
+    return pt.cm_pair(bench.b, bench.a, server_cmd, client_cmd, timeout, ready, port)
 
 
 # ---- the programs -----------------------------------------------------------
 
 def rping(bench, ip, count):
-    a, b = bench.a, bench.b
+    b = bench.b
     port = pt.next_port(7000)
     srv, cli, text = pair(bench, f"rping -s -a {addr(b, ip)} -p {port} -v -V -C {count}",
                           f"rping -c -a {addr(b, ip)} -p {port} -v -V -C {count}", port=port)

@@ -81,26 +81,11 @@ def perftest(bench, devs, gids, program, server, client):
     assert not problems, f"{program} {client}->{server}: {problems}\n{run.text[-3000:]}"
 
 
-def rping(bench, server, client):
+def rping(server, client):
     port = pt.next_port(7100)
-    srv_cmd = f"rping -s -a {ADDR[server.name]} -p {port} -v -V -C {PINGS}"
-    cli_cmd = f"rping -c -a {ADDR[server.name]} -p {port} -v -V -C {PINGS}"
-    job = server.spawn(f"exec timeout {RPING_TIMEOUT} {srv_cmd}",
-                       timeout=RPING_TIMEOUT + 30)
-    srv = None
-    try:
-        pt.wait_cm_listening(server, port, job)
-        cli = client.run(f"timeout {RPING_TIMEOUT} {cli_cmd}",
-                         timeout=RPING_TIMEOUT + 30, check=False)
-        try:
-            srv = job.wait(30 if cli.ok else 5, check=False)
-        except TimeoutError:
-            pass
-    finally:
-        if srv is None:
-            srv = job.kill()
-    text = f"$ {srv_cmd}\n{srv.out}{srv.err}\n$ {cli_cmd}\n{cli.out}{cli.err}"
-    assert cli.rc == 0 and srv.rc == 0, f"rping {client.name}->{server.name}:\n{text[-3000:]}"
+    cmd = f"-a {ADDR[server.name]} -p {port} -v -V -C {PINGS}"
+    _, cli, text = pt.cm_pair(server, client, f"rping -s {cmd}", f"rping -c {cmd}",
+                              RPING_TIMEOUT, port=port)
     pings = re.findall(r"ping data: rdma-ping-(\d+): ", cli.out)
     assert len(pings) == PINGS, f"{len(pings)} of {PINGS} pings\n{text[-3000:]}"
 
@@ -121,8 +106,8 @@ def run_both_ways(bench, drivers):
     for g in (a, b):
         check_tags(g, text[g.name], PRIO if drivers[g.name] == "sroce" and
                    drivers["a"] == drivers["b"] else None)
-    rping(bench, b, a)
-    rping(bench, a, b)
+    rping(b, a)
+    rping(a, b)
 
 
 # make check runs this one on the 6.12 guests too (scripts/check).

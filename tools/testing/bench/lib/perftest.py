@@ -306,6 +306,32 @@ def run_pair(server, client, server_cmd, client_cmd, port, timeout, ready=wait_l
     return run
 
 
+def cm_pair(server, client, server_cmd, client_cmd, timeout, ready=None, port=None):
+    """An rdma_cm program's server on guest server, then its client on guest
+    client, each bounded by timeout s; both must exit 0. ready: a shell
+    test on server that says it is ready (default: its rdma_cm ID
+    listens, on port if given). Returns (server, client, text of both)."""
+    job = server.spawn(f"exec timeout {timeout} {server_cmd}", timeout=timeout + 30)
+    srv = None
+    try:
+        if ready:
+            server.wait_for(ready, timeout=30)
+        else:
+            wait_cm_listening(server, port, job)
+        cli = client.run(f"timeout {timeout} {client_cmd}", timeout=timeout + 30, check=False)
+        try:
+            srv = job.wait(30 if cli.ok else 5, check=False)
+        except TimeoutError:
+            pass
+    finally:
+        if srv is None:
+            srv = job.kill()
+    text = (f"$ {server_cmd}  # server, rc={srv.rc}\n{srv.out}{srv.err}\n"
+            f"$ {client_cmd}  # client, rc={cli.rc}\n{cli.out}{cli.err}")
+    assert cli.rc == 0 and srv.rc == 0, f"exit status client {cli.rc}, server {srv.rc}\n{text}"
+    return srv, cli, text
+
+
 def perftest_cmds(program, dev, gid_index, port, dest, size=None, iters=None,
                   connection="RC", mtu=None, extra="", rdma_cm=False):
     """(server command, client command) for one perftest run; size None: -a,
