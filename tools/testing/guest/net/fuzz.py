@@ -53,12 +53,13 @@ RC = {0x00: (), 0x01: (), 0x02: (), 0x03: ("imm",), 0x04: (), 0x05: ("imm",),
       0x0b: ("reth", "imm"), 0x0c: ("reth",), 0x0d: ("aeth",), 0x0e: (),
       0x0f: ("aeth",), 0x10: ("aeth",), 0x11: ("aeth",),
       0x12: ("aeth", "atomicack"), 0x13: ("atomic",), 0x14: ("atomic",),
-      0x16: ("ieth",), 0x17: ("ieth",)}
+      0x16: ("ieth",), 0x17: ("ieth",), 0x1d: ("reth",)}
 UC = {0x20 | op: ext for op, ext in RC.items() if op <= 0x0b}
 UD = {0x64: ("deth",), 0x65: ("deth", "imm")}
-# XRC: RC's operations; requests carry an XRCETH first, answers do not.
+# XRC: RC's operations but atomic write (RC's alone); requests carry an
+# XRCETH first, answers do not.
 XRC = {0xa0 | op: ext if 0x0d <= op <= 0x12 else ("xrceth",) + ext
-       for op, ext in RC.items()}
+       for op, ext in RC.items() if op != 0x1d}
 ALL = {**RC, **UC, **UD, **XRC}
 OPS = {"rc": RC, "uc": UC, "ud": UD}
 RESPONSES = set(range(0x0d, 0x13))
