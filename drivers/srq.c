@@ -4,6 +4,7 @@
  * from, and its limit.
  */
 #include <linux/minmax.h>
+#include <linux/rcupdate.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
@@ -257,8 +258,11 @@ int sroce_srq_take(struct sroce_srq *srq, void *wqe, size_t len)
 struct sroce_srq *sroce_srq_xrc_get(struct sroce_dev *sdev, u32 srqn,
 				    const struct ib_xrcd *xrcd)
 {
-	struct sroce_srq *srq = xa_load(&sdev->srqs, srqn);
+	struct sroce_srq *srq;
 
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held(),
+			 "sroce XRC SRQ looked up outside RCU");
+	srq = xa_load(&sdev->srqs, srqn);
 	if (!srq || srq->ibsrq.srq_type != IB_SRQT_XRC ||
 	    srq->ibsrq.ext.xrc.xrcd != xrcd)
 		return NULL;
