@@ -109,8 +109,17 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port_num,
 	else
 		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
 
-	return ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
-				&attr->active_width);
+	/*
+	 * While the netdev unregisters, the core no longer finds it for the
+	 * speed; the core's own cache update queries the port then, and
+	 * fails loudly on an error. The port is down: any speed will do.
+	 */
+	if (ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
 }
 
 static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,

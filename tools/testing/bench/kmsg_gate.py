@@ -16,6 +16,8 @@ BAD_RE = re.compile("|".join(BAD_PATTERNS))
 # Errors (level 0..3) about the driver or its devices, from it or from ib_core.
 ERR_LEVEL = 3
 DRIVER_RE = re.compile(r"sroce")
+# ib_core's warnings that one of the driver's verbs failed, whatever level.
+CORE_WARN_RE = re.compile(r"ib_query_port failed")
 
 
 def offending(records):
@@ -23,7 +25,8 @@ def offending(records):
     in their original order."""
     return [r for r in records
             if BAD_RE.search(r["text"])
-            or (r["level"] <= ERR_LEVEL and DRIVER_RE.search(r["text"]))]
+            or ((r["level"] <= ERR_LEVEL or CORE_WARN_RE.search(r["text"]))
+                and DRIVER_RE.search(r["text"]))]
 
 
 # Lines that close a report: KASAN's rule, the end of a WARN or BUG.

@@ -154,11 +154,13 @@ def test_port_follows_netdev(bench):
     a.run("ip link set eth0 up")
     wait_port(a, "sroce0", "4: ACTIVE", "5: LinkUp")
 
-    # 339 bytes cannot carry a 256-byte IB payload with RoCEv2's headers:
-    # the port must go down rather than claim an MTU it cannot honour.
-    a.run("ip link set eth0 mtu 339")
+    # 343 bytes cannot carry a 256-byte IB payload with RoCEv2's largest
+    # headers (88 bytes: an XRC write with immediate; the core's
+    # iboe_get_mtu() counts the XRCETH too): the port must go down rather
+    # than claim an MTU it cannot honour.
+    a.run("ip link set eth0 mtu 343")
     wait_port(a, "sroce0", "1: DOWN", "3: Disabled")
-    a.run("ip link set eth0 mtu 340")
+    a.run("ip link set eth0 mtu 344")
     wait_port(a, "sroce0", "4: ACTIVE", "5: LinkUp")
     a.run("ip link set eth0 mtu 1500")
     wait_port(a, "sroce0", "4: ACTIVE", "5: LinkUp")

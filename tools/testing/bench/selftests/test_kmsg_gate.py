@@ -56,6 +56,9 @@ class GateTest(unittest.TestCase):
                 self.assertFalse(offending([rec("sroce: planted error", level)]))
         # ib_core speaking about a sroce device counts too.
         self.assertTrue(offending([rec("infiniband sroce0: Couldn't open port 1", 3)]))
+        # And its warning that a verb of ours failed, at its own level.
+        self.assertTrue(offending([rec("infiniband sroce1: ib_query_port failed (-19)", 4)]))
+        self.assertFalse(offending([rec("infiniband rxe0: ib_query_port failed (-19)", 4)]))
 
     def test_case_and_partial_words(self):
         # The patterns are case-sensitive as the kernel prints them.
