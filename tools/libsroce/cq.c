@@ -154,8 +154,9 @@ static unsigned int sroce_wc_flags(uint32_t flags)
 
 /*
  * wc.sl. RoCE has no service level on the wire (a VLAN tag's priority
- * comes from the traffic class, not from an SL), so the CQE's sl is 0; the kernel's consumers get that, and the
- * frame's type in ib_wc.network_hdr_type, as mlx5_ib gives them. For a UD
+ * comes from the traffic class, not from an SL), so the CQE's sl is 0;
+ * the kernel's consumers get that, and the frame's type in
+ * ib_wc.network_hdr_type, as mlx5_ib gives them. For a UD
  * receive a process gets what mlx5's provider gives it: the sl bits of
  * mlx5's CQE, which on RoCE carry the frame's type (bit 3 set for RoCEv2,
  * bits 2:0 the L3 header: 0 GRH, 1 IPv6, 2 IPv4). UCX's UD transport reads
