@@ -12,6 +12,7 @@
 #include <linux/jiffies.h>
 #include <rdma/ib_verbs.h>
 
+#include "cc.h"
 #include "comp.h"
 #include "counters.h"
 #include "cq.h"
@@ -189,6 +190,7 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 		swqe->done = true;
 	}
 	req->acked = next;
+	sroce_cc_acked(&qp->cc, next);
 	return true;
 }
 

@@ -43,6 +43,10 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_TX_DIRECT] = { .name = "tx_direct" },
 	[SROCE_CNT_TX_BURSTS] = { .name = "tx_bursts" },
 	[SROCE_CNT_RX_RUNS] = { .name = "rx_runs" },
+	[SROCE_CNT_RX_ECN_CE] = { .name = "rx_ecn_ce" },
+	[SROCE_CNT_CNP_SENT] = { .name = "cnp_sent" },
+	[SROCE_CNT_CNP_HANDLED] = { .name = "cnp_handled" },
+	[SROCE_CNT_TX_PACED] = { .name = "tx_paced" },
 };
 
 static_assert(ARRAY_SIZE(sroce_counter_descs) == SROCE_NUM_COUNTERS);

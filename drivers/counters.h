@@ -36,6 +36,10 @@ enum sroce_counter {
 	SROCE_CNT_TX_DIRECT,		/* handed to the driver past the qdisc */
 	SROCE_CNT_TX_BURSTS,		/* doorbells those frames needed */
 	SROCE_CNT_RX_RUNS,		/* runs of packets a QP took at once */
+	SROCE_CNT_RX_ECN_CE,		/* requests marked CE on the path */
+	SROCE_CNT_CNP_SENT,		/* CNPs sent for them */
+	SROCE_CNT_CNP_HANDLED,		/* CNPs received: rate cuts asked for */
+	SROCE_CNT_TX_PACED,		/* times the rate limiter held one back */
 	SROCE_NUM_COUNTERS,
 };
 

@@ -26,6 +26,7 @@
 
 #include "ah.h"
 #include "burst.h"
+#include "cc.h"
 #include "counters.h"
 #include "device.h"
 #include "icrc.h"
@@ -524,14 +525,15 @@ static void sroce_net_push_udp(struct sk_buff *skb, u16 sport)
 	uh->check = 0;
 }
 
-static void sroce_net_push_ipv4(struct sk_buff *skb, const struct sroce_av *av)
+static void sroce_net_push_ipv4(struct sk_buff *skb, const struct sroce_av *av,
+				u8 tos)
 {
 	struct iphdr *iph = skb_push(skb, sizeof(*iph));
 
 	skb_reset_network_header(skb);
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) / 4;
-	iph->tos = av->traffic_class;
+	iph->tos = tos;
 	iph->tot_len = htons(skb->len);
 	/*
 	 * Never fragmented, so the ID identifies nothing (RFC 6864): zero,
@@ -547,12 +549,13 @@ static void sroce_net_push_ipv4(struct sk_buff *skb, const struct sroce_av *av)
 	skb->protocol = htons(ETH_P_IP);
 }
 
-static void sroce_net_push_ipv6(struct sk_buff *skb, const struct sroce_av *av)
+static void sroce_net_push_ipv6(struct sk_buff *skb, const struct sroce_av *av,
+				u8 tclass)
 {
 	struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
 
 	skb_reset_network_header(skb);
-	ip6_flow_hdr(ip6h, av->traffic_class,
+	ip6_flow_hdr(ip6h, tclass,
 		     htonl(av->flow_label) & IPV6_FLOWLABEL_MASK);
 	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
 	ip6h->nexthdr = IPPROTO_UDP;
@@ -659,6 +662,7 @@ int sroce_net_send(struct sroce_dev *sdev, struct sroce_burst *burst,
 	__le32 icrc;
 	u8 *trailer;
 	int err;
+	u8 tos;
 
 	trace_sroce_tx(sdev, bth, skb->len);
 	trailer = sroce_net_put_trailer(skb, pad);
@@ -667,10 +671,11 @@ int sroce_net_send(struct sroce_dev *sdev, struct sroce_burst *burst,
 		goto drop;
 	}
 	sroce_net_push_udp(skb, sport);
+	tos = sroce_cc_tos(av->traffic_class, bth->opcode);
 	if (av->net_type == RDMA_NETWORK_IPV4)
-		sroce_net_push_ipv4(skb, av);
+		sroce_net_push_ipv4(skb, av, tos);
 	else
-		sroce_net_push_ipv6(skb, av);
+		sroce_net_push_ipv6(skb, av, tos);
 	if (unlikely(skb->len > READ_ONCE(ndev->mtu))) {
 		err = -EMSGSIZE;
 		goto drop;

@@ -40,6 +40,11 @@
 #define SROCE_ATOMIC		BIT(15)	/* atomic request or atomic ack */
 #define SROCE_ACK		BIT(16)	/* ACK/NAK: AETH and nothing else */
 #define SROCE_ATOMIC_WRITE	BIT(22)	/* atomic write request (IBA 1.5) */
+/*
+ * A CNP (Annex A17.9.2), outside the table: pkt.c parses it with its 16
+ * reserved bytes as payload, for the QPs that send requests.
+ */
+#define SROCE_CNP		BIT(24)
 
 /* Which way it goes: requester to responder, or back. */
 #define SROCE_REQUEST		BIT(17)

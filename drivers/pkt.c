@@ -8,6 +8,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
+#include <net/inet_ecn.h>
 #include <net/ipv6.h>
 
 #include "opcode.h"
@@ -26,17 +27,31 @@ static int sroce_pkt_gids(const struct sk_buff *skb, struct sroce_pkt *pkt)
 		ipv6_addr_set_v4mapped(iph->saddr, (struct in6_addr *)pkt->sgid.raw);
 		ipv6_addr_set_v4mapped(iph->daddr, (struct in6_addr *)pkt->dgid.raw);
 		pkt->net_type = RDMA_NETWORK_IPV4;
+		pkt->ce = INET_ECN_is_ce(iph->tos);
 		return 0;
 	case htons(ETH_P_IPV6):
 		ip6h = ipv6_hdr(skb);
 		memcpy(pkt->sgid.raw, &ip6h->saddr, sizeof(pkt->sgid.raw));
 		memcpy(pkt->dgid.raw, &ip6h->daddr, sizeof(pkt->dgid.raw));
 		pkt->net_type = RDMA_NETWORK_IPV6;
+		pkt->ce = INET_ECN_is_ce(ipv6_get_dsfield(ip6h));
 		return 0;
 	default:
 		return -EINVAL;
 	}
 }
+
+/*
+ * A CNP, as the opcode table would describe it: the BTH, then 16 reserved
+ * bytes taken as payload (the receiver checks there are 16), sent to the
+ * QPs that send requests.
+ */
+static const struct sroce_opcode_info sroce_cnp_info = {
+	.name = "CNP",
+	.mask = SROCE_CNP | SROCE_HAS_PAYLOAD | SROCE_QPT_RC | SROCE_QPT_UC |
+		SROCE_QPT_XRC,
+	.hdr_len = SROCE_BTH_BYTES,
+};
 
 /*
  * After the headers come the payload and PadCnt bytes of pad, which round
@@ -87,7 +102,8 @@ int sroce_pkt_parse(struct sk_buff *skb, struct sroce_pkt *pkt)
 	if (!pskb_may_pull(skb, SROCE_BTH_BYTES))
 		return -EINVAL;
 	bth = (struct sroce_bth *)skb->data;
-	info = &sroce_opcode[bth->opcode];
+	info = bth->opcode == SROCE_OPCODE_CNP ? &sroce_cnp_info :
+	       &sroce_opcode[bth->opcode];
 	if (!info->mask || (bth->flags & SROCE_BTH_TVER_MASK))
 		return -EINVAL;
 	if (!pskb_may_pull(skb, info->hdr_len))

@@ -34,6 +34,7 @@
  * @smac: the sender's MAC (receive only)
  * @vlan_id: the VLAN of the netdev it was received on, or SROCE_NO_VLAN
  *	     (receive only)
+ * @ce: the IP header's ECN field says Congestion Experienced
  *
  * A received packet is handed to the transport only after its IP and UDP
  * headers, its BTH and extended headers, its pad and its ICRC have been
@@ -55,6 +56,7 @@ struct sroce_pkt {
 	enum rdma_network_type net_type;
 	u8 smac[6];
 	u16 vlan_id;
+	bool ce;
 };
 
 #define SROCE_NO_VLAN	0xffff

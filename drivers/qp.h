@@ -13,6 +13,7 @@
 
 #include "ah.h"
 #include "burst.h"
+#include "cc.h"
 #include "wq.h"
 
 /* The largest 24-bit number: QPNs, PSNs. */
@@ -281,6 +282,8 @@ struct sroce_qp_ref {
  * @req: requester and completer state
  * @resp: responder state
  * @sport: UDP source port of the QP's packets
+ * @cc: congestion control: the requester's rate limiter, the responder's
+ *	CNPs (cc.h)
  * @serial: the QP's identity, never another QP's: QP numbers come round
  *	    again, and a type 2 window bound to this QP (mw.c) must not
  *	    serve a later QP that got its number
@@ -309,6 +312,7 @@ struct sroce_qp {
 	struct sroce_req req;
 	struct sroce_resp resp;
 	u16 sport;
+	struct sroce_cc cc;
 	u64 serial;
 	struct sroce_qp_ref *ref;
 	struct work_struct send_work;

@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
+#include "cc.h"
 #include "comp.h"
 #include "counters.h"
 #include "device.h"
@@ -44,6 +45,7 @@ int sroce_req_init(struct sroce_qp *qp)
 	timer_setup(&req->rnr_timer, sroce_comp_rnr_timeout, 0);
 	sroce_burst_init(&req->burst);
 	INIT_WORK(&qp->send_work, sroce_req_work);
+	sroce_cc_init(qp);
 	return 0;
 }
 
@@ -52,6 +54,7 @@ void sroce_req_stop(struct sroce_qp *qp)
 {
 	del_timer_sync(&qp->req.timer);
 	del_timer_sync(&qp->req.rnr_timer);
+	sroce_cc_stop(qp);
 	cancel_work_sync(&qp->send_work);
 }
 
@@ -79,6 +82,7 @@ void sroce_req_reset(struct sroce_qp *qp)
 	req->rd_out = 0;
 	req->rnr_wait = false;
 	req->nak_seen = false;
+	sroce_cc_reset(qp);
 	sroce_req_set_doorbell(qp, true);
 }
 
@@ -565,6 +569,9 @@ static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe,
 	err = sroce_req_packet(qp, swqe, op, req->off, len, ack_req);
 	if (err)
 		return err;
+	/* A first transmission's round trip: never a retransmission's. */
+	if (ack_req && sroce_psn_cmp(req->psn, req->max_psn) >= 0)
+		sroce_cc_probe(&qp->cc, req->psn);
 	req->noack = ack_req ? 0 : req->noack + 1;
 	req->psn = sroce_psn_add(req->psn, 1);
 	req->off += len;
@@ -616,7 +623,7 @@ static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *swqe)
 {
 	struct sroce_req *req = &qp->req;
 
-	if (sroce_qp_tx_full(qp))
+	if (sroce_qp_tx_full(qp) || !sroce_cc_may_send(qp))
 		return false;
 	if (!sroce_qp_req_rc(qp))
 		return true;
@@ -659,17 +666,21 @@ static int sroce_req_step(struct sroce_qp *qp, struct sroce_swqe *swqe,
 			  bool last_turn)
 {
 	struct sroce_req *req = &qp->req;
+	u32 bytes = 0;
 	int err;
 
 	sroce_req_number(qp, swqe);
 	if (!sroce_req_may_send(qp, swqe))
 		return -EAGAIN;
-	if (sroce_msg_is_rd(swqe->wire_op))
+	if (sroce_msg_is_rd(swqe->wire_op)) {
 		err = sroce_req_send_rd(qp, swqe);
-	else
+	} else {
+		bytes = min(swqe->len - req->off, req->mtu);
 		err = sroce_req_send_data(qp, swqe, last_turn);
+	}
 	if (err)
 		return err;
+	sroce_cc_sent(&qp->cc, bytes);
 	if (sroce_psn_cmp(req->psn, req->max_psn) > 0)
 		req->max_psn = req->psn;
 	return 0;
@@ -893,6 +904,8 @@ void sroce_req_rewind(struct sroce_qp *qp)
 		if (!sroce_swqe_at(qp, idx)->done)
 			break;
 	req->rd_out = 0;
+	/* What is sent again is not timed (Karn), nor what was before. */
+	qp->cc.probing = false;
 	/* Whoever rewound runs the requester next, idle or not. */
 	req->blocked = true;
 	if (idx == req->cur && !req->off)

@@ -26,6 +26,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
+#include "cc.h"
 #include "comp.h"
 #include "counters.h"
 #include "device.h"
@@ -92,9 +93,13 @@ static bool sroce_rx_admit(struct sroce_dev *sdev, struct sroce_qp *qp,
 
 	if (!(pkt->mask & sroce_qpt_bit(qp->ibqp.qp_type)))
 		goto drop;
-	/* An XRC initiator takes only answers, an XRC target requests. */
+	/*
+	 * An XRC initiator takes only answers and CNPs, an XRC target
+	 * requests.
+	 */
 	if ((qp->ibqp.qp_type == IB_QPT_XRC_INI && pkt->mask & SROCE_REQUEST) ||
-	    (qp->ibqp.qp_type == IB_QPT_XRC_TGT && pkt->mask & SROCE_RESPONSE))
+	    (qp->ibqp.qp_type == IB_QPT_XRC_TGT &&
+	     pkt->mask & (SROCE_RESPONSE | SROCE_CNP)))
 		goto drop;
 	if (!sroce_pkey_ok(pkt)) {
 		drop = SROCE_CNT_RX_BAD_PKEY;
@@ -106,8 +111,16 @@ static bool sroce_rx_admit(struct sroce_dev *sdev, struct sroce_qp *qp,
 		return false;
 	}
 	/* A connected QP hears only from its peer, on its path. */
-	if (sroce_pkt_from_peer(pkt, &qp->av))
-		return true;
+	if (!sroce_pkt_from_peer(pkt, &qp->av))
+		goto drop;
+	if (unlikely(pkt->mask & SROCE_CNP)) {
+		sroce_cc_cnp(qp, pkt);
+		consume_skb(pkt->skb);
+		return false;
+	}
+	if (unlikely(pkt->ce) && pkt->mask & SROCE_REQUEST)
+		sroce_cc_ce(qp, pkt);
+	return true;
 drop:
 	sroce_count(sdev, drop);
 	kfree_skb(pkt->skb);

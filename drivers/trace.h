@@ -261,6 +261,27 @@ DEFINE_EVENT(sroce_rnr, sroce_rnr_nak_received,
 	     TP_ARGS(qp, psn, timer)
 );
 
+/*
+ * A CNP came: the requester's rate, bytes per second (0: not limited),
+ * alpha in 1/2^20 and the smoothed round trip in microseconds, after the
+ * cut it took or did not take.
+ */
+TRACE_EVENT(sroce_cc_rate,
+	    TP_PROTO(const struct sroce_qp *qp, u64 rate, u32 alpha,
+		     u64 srtt_ns),
+	    TP_ARGS(qp, rate, alpha, srtt_ns),
+	    TP_STRUCT__entry(__field(u32, qpn)
+			     __field(u64, rate)
+			     __field(u32, alpha)
+			     __field(u32, srtt_us)),
+	    TP_fast_assign(__entry->qpn = qp->ibqp.qp_num;
+			   __entry->rate = rate;
+			   __entry->alpha = alpha;
+			   __entry->srtt_us = div_u64(srtt_ns, NSEC_PER_USEC);),
+	    TP_printk("qpn=0x%06x rate=%llu alpha=%u srtt_us=%u", __entry->qpn,
+		      __entry->rate, __entry->alpha, __entry->srtt_us)
+);
+
 #endif /* SROCE_TRACE_H */
 
 /* define_trace.h reads this file again, found through Kbuild's -I. */

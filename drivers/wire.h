@@ -188,6 +188,14 @@ enum sroce_op {
 	SROCE_OP_ATOMIC_WRITE		= 0x1d,
 };
 
+/*
+ * The Congestion Notification Packet (Annex A17.9.2): a BTH naming the QP
+ * that is to slow down, 16 reserved bytes and the ICRC. It belongs to no
+ * transport's opcode table; its receiver finds it by its opcode alone.
+ */
+#define SROCE_OPCODE_CNP	(SROCE_TRANSPORT_CNP | 0x01)
+#define SROCE_CNP_BYTES		16
+
 /* Payload is padded to a multiple of four bytes (9.2: PadCnt). */
 static inline unsigned int sroce_pad(unsigned int payload)
 {

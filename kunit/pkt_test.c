@@ -301,11 +301,27 @@ static void unknown_opcodes(struct kunit *test)
 	for (op = 0; op < 256; op++) {
 		struct spec s = { .opcode = op, .paylen = 64 };
 
-		if (sroce_opcode[op].mask)
+		if (sroce_opcode[op].mask || op == SROCE_OPCODE_CNP)
 			continue;
 		KUNIT_EXPECT_EQ_MSG(test, parse(test, &s, &pkt), -EINVAL,
 				    "opcode %#x", op);
 	}
+}
+
+/* A CNP is outside the table, its 16 reserved bytes taken as payload. */
+static void cnp(struct kunit *test)
+{
+	struct spec s = { .opcode = SROCE_OPCODE_CNP, .paylen = SROCE_CNP_BYTES };
+	struct spec odd = { .opcode = SROCE_OPCODE_CNP, .paylen = 6 };
+	struct sroce_pkt pkt;
+
+	KUNIT_ASSERT_EQ(test, parse(test, &s, &pkt), 0);
+	KUNIT_EXPECT_EQ(test, pkt.mask & (SROCE_CNP | SROCE_REQUEST |
+					  SROCE_RESPONSE), (u32)SROCE_CNP);
+	KUNIT_EXPECT_EQ(test, pkt.paylen, (u32)SROCE_CNP_BYTES);
+	KUNIT_EXPECT_FALSE(test, pkt.mask & SROCE_QPT_UD);
+	/* No pad on a CNP: a length not a multiple of four is refused. */
+	KUNIT_EXPECT_EQ(test, parse(test, &odd, &pkt), -EINVAL);
 }
 
 static void transport_version(struct kunit *test)
@@ -437,6 +453,7 @@ static struct kunit_case pkt_cases[] = {
 	KUNIT_CASE(nonlinear_headers),
 	KUNIT_CASE(xrceth_srqn),
 	KUNIT_CASE(unknown_opcodes),
+	KUNIT_CASE(cnp),
 	KUNIT_CASE(transport_version),
 	KUNIT_CASE(truncated),
 	KUNIT_CASE(bad_pad),
