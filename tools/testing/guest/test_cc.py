@@ -160,21 +160,12 @@ def measure(bench, devs, name, params):
     return r
 
 
-def endpoints(bench):
-    """Attach the driver in both guests: [(dev, gid_index)] for A and B."""
-    out = []
-    for g in (bench.a, bench.b):
-        dev = bench.attach(g)
-        out.append((dev, g.gid_index(dev)))
-    return out
-
-
 @pytest.mark.sroce(ONLY)
 def test_two_flows_share_a_marking_bottleneck(bench):
     """With ECN, CNPs slow both flows down to what the bottleneck carries:
     they share it fairly and RC retransmits far less than when RED has to
     drop."""
-    devs = endpoints(bench)
+    devs = rdma.endpoints(bench)
     bench.a.run("ping -c 1 -W 5 10.77.0.2")
     off = measure(bench, devs, "off", {"ecn": 0, **PARAMS})
     marking = measure(bench, devs, "marking only", {"ecn": 1, **PARAMS, **NO_LIMITER})
@@ -210,7 +201,7 @@ def test_data_intact_through_the_bottleneck(bench):
     """Every byte and atomic sroce-integrity moves arrives, with the
     requesters paced by CNPs, which tshark dissects as CNPs."""
     a, b = bench.a, bench.b
-    (da, ga), (db, gb) = endpoints(bench)
+    (da, ga), (db, gb) = rdma.endpoints(bench)
     set_params((a, b), {"ecn": 1, **PARAMS})
     bottleneck(b)
     # The CNPs B sends to A: BTH opcode 0x81, the UDP payload's first byte.

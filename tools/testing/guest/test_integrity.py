@@ -15,6 +15,7 @@ import re
 
 import pytest
 
+from tools.testing.bench.lib import rdma
 from tools.testing.bench.lib.integrity import INTEGRITY, summary
 
 TIMEOUT = 240
@@ -24,15 +25,6 @@ B_GID = "0000:0000:0000:0000:0000:ffff:0a4d:0002"
 # Each tool's own bound; the guest commands get some slack on top.
 TOOL_TIMEOUT = 180
 NETEM = "netem loss 1% duplicate 1% reorder 5% delay 1ms"
-
-
-def endpoints(bench):
-    """Attach the driver in both guests: [(dev, gid_index)] for A and B."""
-    out = []
-    for g in (bench.a, bench.b):
-        dev = bench.attach(g)
-        out.append((dev, g.gid_index(dev)))
-    return out
 
 
 def sendq(bench):
@@ -77,7 +69,7 @@ def test_send_queue_flush_after_error(bench):
 def client_server(bench, tool, args="", port=18517):
     """Server in B, client in A; both must exit 0. The client's output."""
     a, b = bench.a, bench.b
-    (da, ga), (db, gb) = endpoints(bench)
+    (da, ga), (db, gb) = rdma.endpoints(bench)
     common = f"-d {{}} -g {{}} -p {port} -t {TOOL_TIMEOUT}"
     srv = b.spawn(f"exec {tool} {common.format(db, gb)}",
                   timeout=TOOL_TIMEOUT + 30)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """What `rdma` tells about a device, for tests that compare before and
-after (test_cm, test_fuzz): restrack's object counts and the port's
-counters."""
+after (test_cm, test_fuzz, test_cc): restrack's object counts and the
+port's counters; and the driver attached in both guests."""
 import re
 
 RES_KINDS = ("pd", "cq", "qp", "cm_id", "mr", "ctx")
@@ -18,6 +18,15 @@ def counters(g, dev):
     words = g.run(f"rdma statistic show link {dev}/1").out.split()
     return {words[i]: int(words[i + 1]) for i in range(len(words) - 1)
             if words[i + 1].isdigit() and words[i].islower()}
+
+
+def endpoints(bench):
+    """Attach the driver in both guests: [(dev, gid_index)] for A and B."""
+    out = []
+    for g in (bench.a, bench.b):
+        dev = bench.attach(g)
+        out.append((dev, g.gid_index(dev)))
+    return out
 
 
 def tool_pair(bench, tool, timeout, args=""):
