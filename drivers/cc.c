@@ -389,11 +389,13 @@ u8 sroce_cc_tos(u8 tclass, u8 opcode)
 	return tclass;
 }
 
+/* Context: rq_lock held: the path is read under it (qp.c). */
 static void sroce_cc_send_cnp(struct sroce_qp *qp)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&qp->rq_lock);
 	skb = sroce_net_alloc(sdev, &qp->av, SROCE_BTH_BYTES + SROCE_CNP_BYTES,
 			      GFP_ATOMIC);
 	if (!skb)
@@ -411,7 +413,7 @@ static void sroce_cc_send_cnp(struct sroce_qp *qp)
  * @qp: the QP it was admitted to
  * @pkt: the request
  *
- * Context: softirq, no QP lock held.
+ * Context: softirq, no QP lock held; takes rq_lock.
  */
 void sroce_cc_ce(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 {
@@ -426,7 +428,9 @@ void sroce_cc_ce(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 		return;
 	if (now - last < interval || cmpxchg64(&qp->cc.cnp_ns, last, now) != last)
 		return;
+	spin_lock_bh(&qp->rq_lock);
 	sroce_cc_send_cnp(qp);
+	spin_unlock_bh(&qp->rq_lock);
 }
 
 /**
