@@ -27,6 +27,18 @@ static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 }
 
 /*
+ * ibv_import_device() asks, to check that the file it was given is a
+ * context of the device (the core answers the generic attributes). ABI
+ * version 1 has nothing of the driver's to add: libsroce keeps no state
+ * from the kernel in its context, so an imported one needs none.
+ */
+static int sroce_query_ucontext(struct ib_ucontext *ibuc,
+				struct uverbs_attr_bundle *attrs)
+{
+	return 0;
+}
+
+/*
  * The device is going away while a process still has it open. By now the
  * core has destroyed the process's objects through their own destroy
  * verbs, so nothing is left to detach; what providing the verb changes is
@@ -42,6 +54,7 @@ const struct ib_device_ops sroce_ucontext_ops = {
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
+	.query_ucontext = sroce_query_ucontext,
 	.mmap = sroce_mmap,
 	.mmap_free = sroce_mmap_free,
 

@@ -73,8 +73,40 @@ static int sroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 	return ret;
 }
 
+/*
+ * An MR of an imported context's file, by its handle (ibv_import_mr()):
+ * the kernel tells its keys and length. Its address is not the kernel's
+ * to tell: libibverbs leaves it NULL, and the application knows it.
+ */
+static struct ibv_mr *sroce_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_query_mr(pd, vmr, mr_handle);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+/* The kernel's MR stays: the context that registered it deregisters it. */
+static void sroce_unimport_mr(struct ibv_mr *ibmr)
+{
+	free(verbs_get_mr(ibmr));
+}
+
 const struct verbs_context_ops sroce_mr_ops = {
 	.reg_mr = sroce_reg_mr,
 	.rereg_mr = sroce_rereg_mr,
 	.dereg_mr = sroce_dereg_mr,
+	.import_mr = sroce_import_mr,
+	.unimport_mr = sroce_unimport_mr,
 };

@@ -120,6 +120,32 @@ static int sroce_dealloc_pd(struct ibv_pd *ibpd)
 	return 0;
 }
 
+/*
+ * A PD of an imported context's file, by its handle (ibv_import_pd()): the
+ * kernel's PD is the file's already, and libsroce keeps nothing of it but
+ * the handle, which the kernel checks whenever a verb names it.
+ */
+static struct ibv_pd *sroce_import_pd(struct ibv_context *ibctx,
+				      uint32_t pd_handle)
+{
+	struct sroce_pd *pd;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->ibv_pd.context = ibctx;
+	pd->ibv_pd.handle = pd_handle;
+	return &pd->ibv_pd;
+}
+
+/* The kernel's PD stays: the context that made it deallocates it. */
+static void sroce_unimport_pd(struct ibv_pd *ibpd)
+{
+	free(to_spd(ibpd));
+}
+
 /**
  * sroce_parent_domain_get() - take a reference on a parent domain
  * @ibpd: what the application passed as one
@@ -186,6 +212,8 @@ const struct verbs_context_ops sroce_pd_ops = {
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_parent_domain = sroce_alloc_parent_domain,
 	.dealloc_pd = sroce_dealloc_pd,
+	.import_pd = sroce_import_pd,
+	.unimport_pd = sroce_unimport_pd,
 	.open_xrcd = sroce_open_xrcd,
 	.close_xrcd = sroce_close_xrcd,
 };

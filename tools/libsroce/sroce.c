@@ -106,13 +106,20 @@ static const struct verbs_context_ops *const sroce_verbs[] = {
 	&sroce_ah_ops,
 };
 
+static void sroce_set_ops(struct sroce_context *sctx)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sroce_verbs); i++)
+		verbs_set_ops(&sctx->ibv_ctx, sroce_verbs[i]);
+}
+
 static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,
 						 int cmd_fd, void *private_data)
 {
 	struct ib_uverbs_get_context_resp resp = {};
 	struct ibv_get_context cmd = {};
 	struct sroce_context *sctx;
-	unsigned int i;
 	int ret;
 
 	/*
@@ -129,8 +136,7 @@ static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,
 	if (ret)
 		goto err_uninit;
 
-	for (i = 0; i < ARRAY_SIZE(sroce_verbs); i++)
-		verbs_set_ops(&sctx->ibv_ctx, sroce_verbs[i]);
+	sroce_set_ops(sctx);
 	return &sctx->ibv_ctx;
 
 err_uninit:
@@ -139,6 +145,35 @@ err_uninit:
 	/* ibv_open_device() callers read the reason from errno. */
 	errno = ret;
 	return NULL;
+}
+
+/*
+ * ibv_import_device(): a context on a uverbs file another context made,
+ * as a process hands its file to another. The kernel's context is the
+ * file's, and libsroce keeps nothing from the kernel in its own: asking
+ * the kernel about the context checks the file, and the rest is as for a
+ * context of our own.
+ */
+static struct verbs_context *sroce_import_context(struct ibv_device *ibdev,
+						  int cmd_fd)
+{
+	struct sroce_context *sctx;
+	int ret;
+
+	sctx = verbs_init_and_alloc_context(ibdev, cmd_fd, sctx, ibv_ctx,
+					    SROCE_DRIVER_ID);
+	if (!sctx)
+		return NULL;
+
+	ret = ibv_cmd_query_context(&sctx->ibv_ctx.context, NULL);
+	if (ret) {
+		verbs_uninit_context(&sctx->ibv_ctx);
+		free(sctx);
+		errno = ret;
+		return NULL;
+	}
+	sroce_set_ops(sctx);
+	return &sctx->ibv_ctx;
 }
 
 static struct verbs_device *sroce_alloc_device(struct verbs_sysfs_dev *sdev)
@@ -175,6 +210,7 @@ static const struct verbs_device_ops sroce_dev_ops = {
 	.alloc_device = sroce_alloc_device,
 	.uninit_device = sroce_uninit_device,
 	.alloc_context = sroce_alloc_context,
+	.import_context = sroce_import_context,
 };
 
 PROVIDER_DRIVER(sroce, sroce_dev_ops);

@@ -29,7 +29,9 @@ MUST_RUN = ["MWTest", "test_qp_ex_rc_bind_mw", "CQEXAPITest",
             # runs in these (XRCResources, u.xrc_traffic).
             "test_qp_ex_xrc_send", "test_qp_ex_xrc_send_imm",
             "test_xrc_traffic_cq_ex", "test_xrc_atomic_fetch_and_add",
-            "test_xrc_atomic_cmp_and_swap"]
+            "test_xrc_atomic_cmp_and_swap",
+            # ibv_import_device(), ibv_import_pd(), ibv_import_mr().
+            "test_imported_rc_ex_rdma_write"]
 
 TIMEOUT = 900
 
@@ -51,7 +53,7 @@ MODULES = [
     "test_device", "test_pd", "test_addr", "test_cq", "test_cq_events",
     "test_qp", "test_qpex", "test_atomic", "test_rdmacm", "test_mr.MRTest",
     "test_mr.MWTest", "test_mr.DeviceMemoryAPITest", "test_mr.DmaBufMRTest",
-    "test_cqex", "test_parent_domain",
+    "test_cqex", "test_parent_domain", "test_shared_pd",
     "test_mlx5_timestamp.TimeStampTest.test_timestamp_real_time_rc_traffic",
 ]
 
