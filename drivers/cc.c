@@ -8,10 +8,11 @@
  *
  * The reaction point, the requester: a QP starts unlimited. Its first CNP
  * sets its rate to what it was sending and cuts it by alpha / 2 (alpha
- * starts at 1); later CNPs raise alpha by g = 1/256 and cut again, at
- * most once per cnp_interval_us; alpha decays by g every
- * cnp_interval_us without a CNP (DCQCN's 55 us against its 50 us between
- * CNPs: a QP marked without pause keeps alpha near 1). While
+ * starts at 1); every later CNP raises alpha by g = 1/256 and starts
+ * recovery over, and cuts again at most once per cnp_interval_us (or
+ * round trip, below); alpha decays by g every cnp_interval_us without a
+ * CNP (DCQCN's 55 us against its 50 us between CNPs: a QP marked without
+ * pause keeps alpha near 1). While
  * no CNP comes, every cc_period_us the rate goes halfway back to the rate
  * of the last cut (five times), then the target itself rises by
  * cc_rai_mbps, then by growing multiples of cc_rhai_mbps; after
