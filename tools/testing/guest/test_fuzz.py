@@ -2,7 +2,9 @@
 """Hostile frames aimed at live QPs: the transport, not the wire layer.
 
 Guest A holds RC, UC and UD QPs in RTS with receives posted and RC
-requests of its own outstanding, and three MRs (verbs/target.py): one
+requests of its own outstanding, XRC target QPs in RTR whose receives are
+an XRC SRQ's (XRC requests name it, other SRQs, or none), and three MRs
+(verbs/target.py): one
 remotely readable only, one with no remote access, one remotely writable
 whose rkey is never told. Guest B, with no RDMA device, sends frames with
 valid ICRCs and transport headers chosen to hurt (net/fuzz.py): every

@@ -61,7 +61,9 @@ UD = {0x64: ("deth",), 0x65: ("deth", "imm")}
 XRC = {0xa0 | op: ext if 0x0d <= op <= 0x12 else ("xrceth",) + ext
        for op, ext in RC.items() if op != 0x1d}
 ALL = {**RC, **UC, **UD, **XRC}
-OPS = {"rc": RC, "uc": UC, "ud": UD}
+# An XRC target takes XRC's requests; its answers are the initiator's.
+OPS = {"rc": RC, "uc": UC, "ud": UD,
+       "xrc": {op: ext for op, ext in XRC.items() if "xrceth" in ext}}
 RESPONSES = set(range(0x0d, 0x13))
 # Multi-packet messages: first, middle, last opcodes per kind.
 # Classes of frames that lie below the transport (Fuzzer.below()).
@@ -69,7 +71,8 @@ BELOW = ("vlan", "vlan0", "ip_options", "ip_fragment", "not_ours", "v4mapped",
          "udp_length", "ip_length", "ip_checksum", "udp_checksum", "truncated")
 RUNS = {"rc": [(0x00, 0x01, 0x02), (0x06, 0x07, 0x08), (0x06, 0x07, 0x09),
                (0x0d, 0x0e, 0x0f)],
-        "uc": [(0x20, 0x21, 0x22), (0x26, 0x27, 0x28), (0x26, 0x27, 0x29)]}
+        "uc": [(0x20, 0x21, 0x22), (0x26, 0x27, 0x28), (0x26, 0x27, 0x29)],
+        "xrc": [(0xa0, 0xa1, 0xa2), (0xa6, 0xa7, 0xa8), (0xa6, 0xa7, 0xa9)]}
 
 
 class Fuzzer:
@@ -134,8 +137,10 @@ class Fuzzer:
             qkey = self.info["qkey"] if r.random() < 0.7 else r.getrandbits(32)
             return struct.pack("!II", qkey, r.getrandbits(24))
         if name == "xrceth":
-            # Small numbers are SRQs that may exist; the rest cannot.
-            return struct.pack("!I", r.choice([r.randrange(1, 16),
+            # The target's XRC SRQ, or small numbers that may be other
+            # SRQs (not XRC ones) or none, or anything.
+            return struct.pack("!I", r.choice([r.choice(self.info.get("xrc_srqs", [1])),
+                                               r.randrange(1, 16),
                                                r.getrandbits(32)]))
         if name == "ieth" and r.random() < 0.5:
             return struct.pack("!I", self.key())
@@ -271,6 +276,10 @@ class Fuzzer:
         if kind == "ud":
             return roce.bth(0x64, qpn, 0, pad=-n & 3) + \
                 struct.pack("!II", self.info["qkey"], 1) + r.randbytes(n) + \
+                b"\0" * (-n & 3)
+        if kind == "xrc":
+            return roce.bth(0xa4, qpn, self.info["rq_psn"], pad=-n & 3) + \
+                struct.pack("!I", self.info["xrc_srqs"][0]) + r.randbytes(n) + \
                 b"\0" * (-n & 3)
         op = 0x04 if kind == "rc" else 0x24
         return roce.bth(op, qpn, self.info["rq_psn"], pad=-n & 3) + \

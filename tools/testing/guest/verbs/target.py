@@ -5,10 +5,11 @@
 
 (from the repo top: it imports verbs/qp.py as part of the package)
 
-Creates RC, UC and UD QPs in RTS whose peer is DGID (a host with no RDMA
-device, which sends the frames), receives posted on each, on half of the
-RC QPs requests of their own outstanding (so acknowledgements have
-something to hit), and three MRs whose contents must survive: one
+Creates RC, UC and UD QPs in RTS and XRC target QPs in RTR whose peer is
+DGID (a host with no RDMA device, which sends the frames), receives
+posted on each (the XRC targets' on their XRC SRQ), on half of the RC QPs
+requests of their own outstanding (so acknowledgements have something to
+hit), and three MRs whose contents must survive: one
 remotely readable only, one with no remote access, one remotely writable
 whose rkey is never told. The MRs lie in one mapping, each between two
 canary pages that no MR covers (frames aimed just past an MR's edges
@@ -26,12 +27,15 @@ import json
 import mmap
 import os
 import sys
+import tempfile
 import time
 
-from pyverbs.qp import QPAttr
+from pyverbs.qp import QP, QPAttr, QPInitAttrEx
 from pyverbs.mr import MR
 from pyverbs.pyverbs_error import PyverbsRDMAError
+from pyverbs.srq import SRQ, SrqInitAttrEx
 from pyverbs.wr import RecvWR, SendWR, SGE
+from pyverbs.xrcd import XRCD, XRCDInitAttr
 import pyverbs.enums as e
 
 from tools.testing.guest.verbs.qp import Bench, state
@@ -41,7 +45,7 @@ RQ_PSN = 0x654321
 SQ_PSN = 0x123456
 PEER_QPN = 0xabcde
 QKEY = 0x11111111
-QPS_PER_KIND = {"rc": 8, "uc": 2, "ud": 2}
+QPS_PER_KIND = {"rc": 8, "uc": 2, "ud": 2, "xrc": 2}
 # Patterns the fuzzer must never see again (no remote read on these MRs)
 # and the one it may (the read-only MR).
 PATTERNS = {"ro": b"sroce-RO", "none": b"sroce-NO", "rw": b"sroce-RW"}
@@ -62,16 +66,19 @@ ACCESS = {
 
 
 def connect(b, qp, kind):
+    """To RTS; an XRC target, which sends nothing, to RTR with RC's path."""
     b.to_init(qp, kind)
     if kind != "ud":
         a = QPAttr(qp_state=e.IBV_QPS_INIT)
         a.qp_access_flags = ACCESS["rw"]
         qp.modify(a, e.IBV_QP_ACCESS_FLAGS)
-    a, mask = b.rtr_attr(kind)
+    a, mask = b.rtr_attr("rc" if kind == "xrc" else kind)
     if kind != "ud":
         a.dest_qp_num = PEER_QPN
         a.rq_psn = RQ_PSN
     qp.modify(a, mask)
+    if kind == "xrc":
+        return
     a, mask = b.rts_attr(kind)
     if kind == "rc":
         # Long enough that the QP's own requests do not exhaust their
@@ -84,6 +91,35 @@ def post_recvs(qp, mr, base, n):
     for i in range(n):
         qp.post_recv(RecvWR(wr_id=base + i, num_sge=1,
                             sg=[SGE(mr.buf + i * 2048, 2048, mr.lkey)]))
+
+
+class Xrc:
+    """An XRC domain (on a file of its own), one XRC SRQ in it for the
+    target QPs' receives, and the targets themselves."""
+
+    def __init__(self, b):
+        self.file = tempfile.NamedTemporaryFile()
+        self.fd = os.open(self.file.name, os.O_RDONLY)
+        self.xrcd = XRCD(b.ctx, XRCDInitAttr(
+            e.IBV_XRCD_INIT_ATTR_FD | e.IBV_XRCD_INIT_ATTR_OFLAGS, os.O_CREAT, self.fd))
+        attr = SrqInitAttrEx(max_wr=64)
+        attr.srq_type = e.IBV_SRQT_XRC
+        attr.pd = b.pd
+        attr.xrcd = self.xrcd
+        attr.cq = b.cq
+        attr.comp_mask = (e.IBV_SRQ_INIT_ATTR_TYPE | e.IBV_SRQ_INIT_ATTR_PD |
+                          e.IBV_SRQ_INIT_ATTR_CQ | e.IBV_SRQ_INIT_ATTR_XRCD)
+        self.srq = SRQ(b.ctx, attr)
+
+    def qp(self, b):
+        init = QPInitAttrEx(qp_type=e.IBV_QPT_XRC_RECV,
+                            comp_mask=e.IBV_QP_INIT_ATTR_XRCD, xrcd=self.xrcd)
+        return QP(b.ctx, init)
+
+    def post_recvs(self, mr, base, n):
+        for i in range(n):
+            self.srq.post_recv(RecvWR(wr_id=base + i, num_sge=1,
+                                      sg=[SGE(mr.buf + i * 2048, 2048, mr.lkey)]))
 
 
 def post_requests(qp, sink):
@@ -117,15 +153,21 @@ def main():
     sink = MR(b.pd, 3 * SINK_SLOT, local)
     sink.write(SINK_PATTERN * (3 * SINK_SLOT // len(SINK_PATTERN)), 3 * SINK_SLOT)
 
+    xrc = Xrc(b)
     qps = []
     for kind, n in QPS_PER_KIND.items():
         for i in range(n):
-            qps.append((kind, b.qp(kind, max_send_wr=8, max_recv_wr=16)))
+            qps.append((kind, xrc.qp(b) if kind == "xrc" else
+                        b.qp(kind, max_send_wr=8, max_recv_wr=16)))
+    # The targets' receives are the SRQ's: posted once, 16 a target.
+    xrc_first = len(qps) - QPS_PER_KIND["xrc"]
+    xrc.post_recvs(recv, xrc_first * 16, 16 * QPS_PER_KIND["xrc"])
 
     def start(i):
         kind, qp = qps[i]
         connect(b, qp, kind)
-        post_recvs(qp, recv, i * 16, 16)
+        if kind != "xrc":
+            post_recvs(qp, recv, i * 16, 16)
         if kind == "rc" and i % 2:
             post_requests(qp, sink)
 
@@ -137,6 +179,7 @@ def main():
             "qps": [[kind, qp.qp_num] for kind, qp in qps],
             "rq_psn": RQ_PSN, "sq_psn": SQ_PSN, "qkey": QKEY,
             "peer_qpn": PEER_QPN, "size": MR_SIZE,
+            "xrc_srqs": [xrc.srq.get_srq_num()],
             # What the fuzzer may aim at: the rw MR's key stays secret.
             "mrs": {n: [mrs[n].buf, mrs[n].rkey] for n in ("ro", "none")},
             "secret": [p.decode() for n, p in PATTERNS.items() if n != "ro"] +
