@@ -57,7 +57,7 @@
 static bool ecn;
 module_param(ecn, bool, 0644);
 MODULE_PARM_DESC(ecn,
-		 "Mark RC, UC and XRC requests ECN-capable (ECT(0)) when their traffic class leaves the ECN bits clear, so that a marking queue slows the QP down through CNPs rather than drops; for peers that answer CE with CNPs (default: off)");
+		 "Mark RC, UC and XRC packets ECN-capable (ECT(0)) when their traffic class leaves the ECN bits clear, so that a marking queue slows the QP down through CNPs rather than drops; for peers that answer CE with CNPs (default: off)");
 
 static unsigned int cnp_interval_us = 50;
 module_param(cnp_interval_us, uint, 0644);
@@ -370,22 +370,23 @@ void sroce_cc_stop(struct sroce_qp *qp)
  * @tclass: the traffic class of its path
  * @opcode: its BTH opcode
  *
- * Requests of the QP types that take CNPs are made ECN-capable when the
- * ecn parameter asks for it and the traffic class does not say otherwise;
- * a CNP itself is never ECN-capable.
+ * Every packet of the QP types that take CNPs is made ECN-capable when the
+ * ecn parameter asks for it and the traffic class does not say otherwise:
+ * requests, which CNPs pace, and answers too. A marking queue keeps
+ * dropping early what is not ECN-capable, and once ECN-capable requests
+ * hold it above its threshold it drops every such packet: read responses
+ * and ACKs left Not-ECT would starve behind the requests. A CNP itself is
+ * never ECN-capable.
  */
 u8 sroce_cc_tos(u8 tclass, u8 opcode)
 {
-	const u32 reqs = SROCE_REQUEST;
 	const u32 qpts = SROCE_QPT_RC | SROCE_QPT_UC | SROCE_QPT_XRC;
-	u32 m;
 
 	if (opcode == SROCE_OPCODE_CNP)
 		return tclass & ~INET_ECN_MASK;
 	if (likely(!READ_ONCE(ecn)) || tclass & INET_ECN_MASK)
 		return tclass;
-	m = sroce_opcode[opcode].mask;
-	if (m & reqs && m & qpts)
+	if (sroce_opcode[opcode].mask & qpts)
 		return tclass | INET_ECN_ECT_0;
 	return tclass;
 }
