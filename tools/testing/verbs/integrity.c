@@ -19,8 +19,9 @@
  *   three Sends: one gathered from up to three SGEs, one with immediate
  *	data, one inline (its source is overwritten as soon as it is
  *	posted), each scattered into SGEs with gaps between them;
- *   RC only: up to four outstanding RDMA Reads (at most max_rd_atomic)
- *	from the peer's read source; unless -A, Fetch&Add on one counter in
+ *   RC only: unless -R, up to four outstanding RDMA Reads (at most
+ *	max_rd_atomic) from the peer's read source; unless -A, Fetch&Add on
+ *	one counter in
  *	the peer that all of this side's QPs add to, and Compare&Swap
  *	increments on a second one, retried when another QP got in first,
  *	then a compare that must fail.
@@ -98,6 +99,7 @@ struct config {
 	uint32_t nqp;
 	uint32_t uc;
 	uint32_t atomics;
+	uint32_t reads;
 	uint32_t nsizes;
 	uint32_t sizes[MAX_SIZES];
 };
@@ -190,6 +192,7 @@ struct lane {
 
 static struct config cfg = {
 	.atomics = 1,
+	.reads = 1,
 	.iters = 20,
 	.nqp = 2,
 	.nsizes = 12,
@@ -1002,7 +1005,7 @@ static void iteration(struct lane *l, uint32_t it)
 	do_sends(l, &p, it);
 	l->started = it + 1;
 	send_credits(l);
-	if (!cfg.uc)
+	if (!cfg.uc && cfg.reads)
 		do_reads(l, &p, it);
 	if (cfg.atomics) {
 		do_fetch_adds(l, it);
@@ -1372,8 +1375,9 @@ static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: sroce-integrity -d DEV -g GID_INDEX [-p PORT] [-t SECONDS]\n"
-		"         [-q QPS] [-n ITERATIONS] [-S SIZE,...] [-u] [-A] [-x SEED] [HOST]\n"
-		"  without HOST: serve one client, with the client's -q -n -S -u -A -x\n");
+		"         [-q QPS] [-n ITERATIONS] [-S SIZE,...] [-u] [-A] [-R] [-x SEED]\n"
+		"         [HOST]\n"
+		"  without HOST: serve one client, with the client's -q -n -S -u -A -R -x\n");
 	exit(1);
 }
 
@@ -1396,7 +1400,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	cfg.seed = mix64(time(NULL) ^ (uint64_t)getpid() << 32);
-	while ((opt = getopt(argc, argv, TOOL_OPTS "q:n:S:uAx:h")) != -1) {
+	while ((opt = getopt(argc, argv, TOOL_OPTS "q:n:S:uARx:h")) != -1) {
 		if (tool_opt(&o, opt, optarg))
 			continue;
 		switch (opt) {
@@ -1415,6 +1419,9 @@ int main(int argc, char **argv)
 			break;
 		case 'A':
 			cfg.atomics = 0;
+			break;
+		case 'R':
+			cfg.reads = 0;
 			break;
 		case 'x':
 			cfg.seed = parse_num(optarg, ULONG_MAX);
