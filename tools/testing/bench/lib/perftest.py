@@ -222,16 +222,20 @@ def wait_listening(guest, port, job, timeout=30):
 def wait_cm_listening(guest, port, job, timeout=30):
     """rdma_cm servers listen on no TCP port: their cm_id shows LISTEN (on
     port, if given, so that no other server's ID can stand in for it), and
-    the process that owns it sleeps. The kernel (6.1's rdma_listen())
-    shows an ID LISTEN before its CM listener is in place; a client whose
-    request comes in between is rejected (invalid service ID). The owner
-    sleeping interruptibly means it has left rdma_listen() (whose own
-    waits are uninterruptible) and waits for a connection."""
+    a thread of the process that owns it waits for its next CM event. The
+    kernel shows an ID LISTEN before its CM listener is in place (on 6.1
+    and 6.12 alike); a client whose request comes in between is rejected
+    (invalid service ID). A thread asleep in ucma_get_event(), or polling
+    (its event channel), has returned from rdma_listen(); the owner's main
+    thread merely sleeping proves nothing when another thread listens
+    (rping's main thread waits on a semaphore while its CM thread works)."""
     want = "state LISTEN " + (f".* src-addr [^ ]*:{port}( |$)" if port else "")
+    waits = "ucma_get_event|do_sys_poll|do_select|ep_poll|do_epoll_wait"
     poll = (f"for i in $(seq 20); do "
             f"for p in $(rdma res show cm_id | grep -E '{want}' | "
             f"sed -nE 's/.* pid ([0-9]+) .*/\\1/p'); do "
-            f"sed 's/.*) //' /proc/$p/stat | grep -q '^S ' && exit 0; done; "
+            f"for w in /proc/$p/task/*/wchan; do echo $(cat $w 2>/dev/null); done | "
+            f"grep -qxE '{waits}' && exit 0; done; "
             f"sleep 0.1; done; exit 1")
     deadline = time.monotonic() + timeout
     while True:
