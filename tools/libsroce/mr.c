@@ -9,6 +9,27 @@
 
 #include "sroce.h"
 
+/* A new verbs_mr, or NULL with errno set. */
+static struct verbs_mr *sroce_mr_alloc(void)
+{
+	struct verbs_mr *vmr = calloc(1, sizeof(*vmr));
+
+	if (!vmr)
+		errno = ENOMEM;
+	return vmr;
+}
+
+/* @vmr once the kernel has answered for it (@ret), or NULL with errno. */
+static struct ibv_mr *sroce_mr_done(struct verbs_mr *vmr, int ret)
+{
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
 /*
  * The kernel pins the pages and picks the keys; the MR needs nothing in
  * userspace beyond what libibverbs keeps in struct verbs_mr. @iova is the
@@ -20,23 +41,14 @@ static struct ibv_mr *sroce_reg_mr(struct ibv_pd *pd, void *addr,
 {
 	struct ib_uverbs_reg_mr_resp resp = {};
 	struct ibv_reg_mr cmd = {};
-	struct verbs_mr *vmr;
-	int ret;
+	struct verbs_mr *vmr = sroce_mr_alloc();
 
-	vmr = calloc(1, sizeof(*vmr));
-	if (!vmr) {
-		errno = ENOMEM;
+	if (!vmr)
 		return NULL;
-	}
-
-	ret = ibv_cmd_reg_mr(pd, addr, length, iova, access, vmr, &cmd,
-			     sizeof(cmd), &resp, sizeof(resp));
-	if (ret) {
-		free(vmr);
-		errno = ret;
-		return NULL;
-	}
-	return &vmr->ibv_mr;
+	return sroce_mr_done(vmr, ibv_cmd_reg_mr(pd, addr, length, iova,
+						 access, vmr, &cmd,
+						 sizeof(cmd), &resp,
+						 sizeof(resp)));
 }
 
 static int sroce_dereg_mr(struct verbs_mr *vmr)
@@ -80,21 +92,11 @@ static int sroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
  */
 static struct ibv_mr *sroce_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 {
-	struct verbs_mr *vmr;
-	int ret;
+	struct verbs_mr *vmr = sroce_mr_alloc();
 
-	vmr = calloc(1, sizeof(*vmr));
-	if (!vmr) {
-		errno = ENOMEM;
+	if (!vmr)
 		return NULL;
-	}
-	ret = ibv_cmd_query_mr(pd, vmr, mr_handle);
-	if (ret) {
-		free(vmr);
-		errno = ret;
-		return NULL;
-	}
-	return &vmr->ibv_mr;
+	return sroce_mr_done(vmr, ibv_cmd_query_mr(pd, vmr, mr_handle));
 }
 
 /* The kernel's MR stays: the context that registered it deregisters it. */

@@ -114,13 +114,30 @@ static void sroce_set_ops(struct sroce_context *sctx)
 		verbs_set_ops(&sctx->ibv_ctx, sroce_verbs[i]);
 }
 
+/*
+ * A context the kernel has answered for (@ret): on success it gets our
+ * ops; on failure it is undone, and errno says why, where callers of
+ * ibv_open_device() and ibv_import_device() read it.
+ */
+static struct verbs_context *sroce_context_done(struct sroce_context *sctx,
+						int ret)
+{
+	if (ret) {
+		verbs_uninit_context(&sctx->ibv_ctx);
+		free(sctx);
+		errno = ret;
+		return NULL;
+	}
+	sroce_set_ops(sctx);
+	return &sctx->ibv_ctx;
+}
+
 static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,
 						 int cmd_fd, void *private_data)
 {
 	struct ib_uverbs_get_context_resp resp = {};
 	struct ibv_get_context cmd = {};
 	struct sroce_context *sctx;
-	int ret;
 
 	/*
 	 * The driver id given here goes into every ioctl header, and the
@@ -131,20 +148,10 @@ static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,
 	if (!sctx)
 		return NULL;
 
-	ret = ibv_cmd_get_context(&sctx->ibv_ctx, &cmd, sizeof(cmd), &resp,
-				  sizeof(resp));
-	if (ret)
-		goto err_uninit;
-
-	sroce_set_ops(sctx);
-	return &sctx->ibv_ctx;
-
-err_uninit:
-	verbs_uninit_context(&sctx->ibv_ctx);
-	free(sctx);
-	/* ibv_open_device() callers read the reason from errno. */
-	errno = ret;
-	return NULL;
+	return sroce_context_done(sctx, ibv_cmd_get_context(&sctx->ibv_ctx,
+							    &cmd, sizeof(cmd),
+							    &resp,
+							    sizeof(resp)));
 }
 
 /*
@@ -158,22 +165,15 @@ static struct verbs_context *sroce_import_context(struct ibv_device *ibdev,
 						  int cmd_fd)
 {
 	struct sroce_context *sctx;
-	int ret;
 
 	sctx = verbs_init_and_alloc_context(ibdev, cmd_fd, sctx, ibv_ctx,
 					    SROCE_DRIVER_ID);
 	if (!sctx)
 		return NULL;
 
-	ret = ibv_cmd_query_context(&sctx->ibv_ctx.context, NULL);
-	if (ret) {
-		verbs_uninit_context(&sctx->ibv_ctx);
-		free(sctx);
-		errno = ret;
-		return NULL;
-	}
-	sroce_set_ops(sctx);
-	return &sctx->ibv_ctx;
+	return sroce_context_done(sctx,
+				  ibv_cmd_query_context(&sctx->ibv_ctx.context,
+							NULL));
 }
 
 static struct verbs_device *sroce_alloc_device(struct verbs_sysfs_dev *sdev)
