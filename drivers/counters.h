@@ -40,6 +40,7 @@ enum sroce_counter {
 	SROCE_CNT_CNP_SENT,		/* CNPs sent for them */
 	SROCE_CNT_CNP_HANDLED,		/* CNPs received: rate cuts asked for */
 	SROCE_CNT_TX_PACED,		/* times the rate limiter held one back */
+	SROCE_CNT_ACK_HELD,		/* ACK requests a later ACK answered */
 	SROCE_NUM_COUNTERS,
 };
 

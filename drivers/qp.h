@@ -3,6 +3,7 @@
 #define SROCE_QP_H
 
 #include <linux/completion.h>
+#include <linux/hrtimer.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
@@ -189,6 +190,15 @@ struct sroce_srq;
  * @ack_psn: an ACK waiting for the end of its run of packets, and for the
  *	     answers queued before it, to go out
  * @ack_pending: @ack_psn is valid
+ * @ack_hold: the pending ACK may wait for the stream's next requests
+ * @ack_held: ACK requests the pending ACK will answer, beyond its own
+ * @ack_hold_max: how many may wait: doubles when reached, halves when
+ *		  @ack_timer had to send the ACK
+ * @ackreq_sent: our requester's @max_psn when the last ACK request came:
+ *		 if it moved since, we answer the peer (a ping-pong)
+ * @ackreq_ns: when the last ACK request came
+ * @ack_gap_ns: the time between the last two ACK requests
+ * @ack_timer: sends a held ACK when the stream pauses
  * @wr_mr: the MR the write message in progress lands in, entered for the
  *	   rest of the message, within one run of packets; NULL between runs
  * @rwqe: the receive WQE; its SGEs follow it
@@ -221,6 +231,13 @@ struct sroce_resp {
 	u32 res_send;
 	u32 ack_psn;
 	bool ack_pending;
+	bool ack_hold;
+	u8 ack_held;
+	u8 ack_hold_max;
+	u32 ackreq_sent;
+	u64 ackreq_ns;
+	u64 ack_gap_ns;
+	struct hrtimer ack_timer;
 	struct sroce_mr *wr_mr;
 	struct sroce_recv_wqe *rwqe;
 	u32 rwqe_bytes;

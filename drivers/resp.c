@@ -12,9 +12,17 @@
  * Read responses past a budget are left to a worker. A duplicate read or
  * atomic sends the answers back to the entry it repeats, as the
  * requester's go-back-N does with requests.
+ *
+ * In a stream of small messages every one asks for an ACK, and an ACK
+ * each doubles the frames on the link and the work at both ends. While
+ * the requests come close together and we send the peer nothing, the
+ * ACK may wait for the next few (ACKs are cumulative); a timer sends it
+ * when the stream pauses. A ping-pong, a lone request and a duplicate
+ * are answered at once.
  */
 #include <linux/atomic.h>
 #include <linux/highmem.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
@@ -38,6 +46,18 @@
 #define SROCE_RESP_BUDGET_RX	32
 #define SROCE_RESP_BUDGET_WORK	256
 
+/* ACK requests one ACK may answer at most, beyond its own. */
+#define SROCE_ACK_HOLD_MAX	16
+/* The longest an ACK is held: well within any requester's ACK timeout. */
+#define SROCE_ACK_HOLD_MAX_NS	(1000 * NSEC_PER_USEC)
+
+static unsigned int ack_hold_us = 200;
+module_param(ack_hold_us, uint, 0644);
+MODULE_PARM_DESC(ack_hold_us,
+		 "ACK requests closer together than this (us) are a stream whose ACKs are coalesced, held for at most four times their gap, this, and 1 ms (0: never)");
+
+static enum hrtimer_restart sroce_resp_ack_timeout(struct hrtimer *timer);
+
 /* What executing a request came to. */
 enum sroce_verdict {
 	SROCE_ACCEPT,
@@ -57,12 +77,16 @@ int sroce_resp_init(struct sroce_qp *qp, u32 rwqe_bytes)
 			   sizeof(struct sroce_sge);
 	sroce_burst_init(&qp->resp.burst);
 	INIT_WORK(&qp->resp_work, sroce_resp_work);
+	hrtimer_init(&qp->resp.ack_timer, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_REL_SOFT);
+	qp->resp.ack_timer.function = sroce_resp_ack_timeout;
 	return 0;
 }
 
-/* Nothing of the responder's worker runs after this. */
+/* Nothing of the responder's timer and worker runs after this. */
 void sroce_resp_stop(struct sroce_qp *qp)
 {
+	hrtimer_cancel(&qp->resp.ack_timer);
 	cancel_work_sync(&qp->resp_work);
 }
 
@@ -112,6 +136,10 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	resp->nak_sent = false;
 	resp->uc_drop = false;
 	resp->ack_pending = false;
+	resp->ack_hold = false;
+	resp->ack_held = 0;
+	resp->ack_hold_max = 2;
+	resp->ackreq_ns = 0;
 	resp->res_head = 0;
 	resp->res_send = 0;
 	if (resp->res)
@@ -182,6 +210,8 @@ static void sroce_resp_send_ack(struct sroce_qp *qp, u8 syn, u32 psn)
 	switch (syn & SROCE_SYN_TYPE_MASK) {
 	case SROCE_SYN_ACK:
 		sroce_count(sdev, SROCE_CNT_ACK_SENT);
+		sroce_count_add(sdev, SROCE_CNT_ACK_HELD, qp->resp.ack_held);
+		qp->resp.ack_held = 0;
 		break;
 	case SROCE_SYN_RNR_NAK:
 		sroce_count(sdev, SROCE_CNT_RNR_NAK_SENT);
@@ -202,6 +232,48 @@ static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
 {
 	qp->resp.ack_psn = psn;
 	qp->resp.ack_pending = true;
+	qp->resp.ack_hold = false;
+}
+
+/*
+ * Whether the ACK a new request asks for may wait for the next ones: the
+ * request came within ack_hold_us of the last that asked, we sent the
+ * peer nothing in between (in a ping-pong the peer waits for this ACK
+ * before its next ping), and fewer than ack_hold_max are waiting.
+ */
+static bool sroce_resp_may_hold(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	u32 sent = READ_ONCE(qp->req.max_psn);
+	u64 limit = (u64)READ_ONCE(ack_hold_us) * NSEC_PER_USEC;
+	u64 now = ktime_get_ns();
+	bool stream;
+
+	resp->ack_gap_ns = now - resp->ackreq_ns;
+	stream = resp->ack_gap_ns < limit && sent == resp->ackreq_sent;
+	resp->ackreq_ns = now;
+	resp->ackreq_sent = sent;
+	if (!stream)
+		return false;
+	if (resp->ack_held >= resp->ack_hold_max) {
+		/* The peer had that many queued: it may have more. */
+		resp->ack_hold_max = min(resp->ack_hold_max * 2,
+					 SROCE_ACK_HOLD_MAX);
+		return false;
+	}
+	return true;
+}
+
+/* An ACK for the new request @psn of an RC stream, which may wait. */
+static void sroce_resp_ack_stream(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	/* The ACK pending, held or of the same run, answers this one too. */
+	if (resp->ack_pending)
+		resp->ack_held++;
+	sroce_resp_ack(qp, psn);
+	resp->ack_hold = sroce_resp_may_hold(qp);
 }
 
 /*
@@ -375,6 +447,31 @@ static enum sroce_serve sroce_resp_answer(struct sroce_qp *qp,
 	return SROCE_SERVE_DONE;
 }
 
+/*
+ * Whether the pending ACK waits: it may (sroce_resp_may_hold()), and the
+ * timer will send it if no later request does within four gaps.
+ *
+ * Context: rq_lock held.
+ */
+static bool sroce_resp_hold(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	u64 wait;
+
+	lockdep_assert_held(&qp->rq_lock);
+
+	if (!resp->ack_hold)
+		return false;
+	if (!hrtimer_is_queued(&resp->ack_timer)) {
+		wait = min3(resp->ack_gap_ns * 4,
+			    (u64)READ_ONCE(ack_hold_us) * NSEC_PER_USEC,
+			    (u64)SROCE_ACK_HOLD_MAX_NS);
+		hrtimer_start(&resp->ack_timer, ns_to_ktime(wait),
+			      HRTIMER_MODE_REL_SOFT);
+	}
+	return true;
+}
+
 /**
  * sroce_resp_serve() - send queued answers, oldest first, within a budget
  * @qp: the QP
@@ -397,12 +494,39 @@ static bool sroce_resp_serve(struct sroce_qp *qp, unsigned int budget)
 			return st == SROCE_SERVE_BUDGET;
 		resp->res_send++;
 	}
-	if (resp->ack_pending) {
+	if (resp->ack_pending && !sroce_resp_hold(qp)) {
 		resp->ack_pending = false;
 		sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS,
 				    resp->ack_psn);
 	}
 	return false;
+}
+
+/*
+ * The timer sent the held ACK: the stream paused for four gaps, so the
+ * peer had fewer requests queued than were held (or none left to send):
+ * hold fewer next time.
+ */
+static enum hrtimer_restart sroce_resp_ack_timeout(struct hrtimer *timer)
+{
+	struct sroce_qp *qp = container_of(timer, struct sroce_qp,
+					   resp.ack_timer);
+	struct sroce_resp *resp = &qp->resp;
+	u8 state;
+
+	spin_lock_bh(&qp->rq_lock);
+	state = READ_ONCE(qp->state);
+	if (resp->ack_pending && resp->ack_hold &&
+	    resp->res_send == resp->res_head &&
+	    state >= IB_QPS_RTR && state != IB_QPS_ERR) {
+		resp->ack_hold_max = max(resp->ack_hold_max / 2, 1);
+		resp->ack_pending = false;
+		sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS,
+				    resp->ack_psn);
+		sroce_burst_flush(to_sdev(qp->ibqp.device), &resp->burst);
+	}
+	spin_unlock_bh(&qp->rq_lock);
+	return HRTIMER_NORESTART;
 }
 
 void sroce_resp_work(struct work_struct *work)
@@ -1095,7 +1219,7 @@ static void sroce_resp_rc(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (pkt->mask & (SROCE_READ | SROCE_ATOMIC | SROCE_ATOMIC_WRITE))
 		return;
 	if (pkt->ack_req)
-		sroce_resp_ack(qp, pkt->psn);
+		sroce_resp_ack_stream(qp, pkt->psn);
 }
 
 /*

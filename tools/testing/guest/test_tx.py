@@ -3,8 +3,9 @@
 doorbell (virtio kick) for many frames; every frame through a qdisc
 somebody configured; every frame seen by a capture on the sending guest;
 one ACK asked for, and sent, per message of 64 packets, and one for
-several short messages queued together; and on the far side, frames
-taken in runs.
+several short messages queued together; one ACK for several of a stream
+of small messages posted one by one, but every ACK of a ping-pong at
+once; and on the far side, frames taken in runs.
 """
 
 import re
@@ -20,6 +21,12 @@ SIZE = 65536
 # Small sends posted 16 at a time, for the ACK they share.
 LIST_MSGS = 1600
 LIST_SIZE = 256
+# Small writes posted one at a time, for the ACKs the responder holds.
+STREAM_MSGS = 4000
+STREAM_SIZE = 64
+# The gap (us) below which ACK requests are a stream: the default (200)
+# times five, so that a loaded host's slower posting is still one.
+STREAM_GAP_US = 1000
 
 
 def qdisc_sent(g):
@@ -63,6 +70,25 @@ def deltas(before, after):
     return c, q1 - q0, None if k0 is None else k1 - k0
 
 
+def ack_hold_us(bench, us):
+    for g in (bench.a, bench.b):
+        g.run(f"echo {us} > /sys/module/sroce/parameters/ack_hold_us")
+
+
+def responder_deltas(bench, devs, program, size, iters, extra=""):
+    """Run program from B to A over their devices devs; A's (the
+    responder's) counter deltas."""
+    a, b = bench.a, bench.b
+    da, db = devs
+    before = counters(a, da)
+    run = pt.run_perftest(a, b, program, da, a.gid_index(da), a.ip, size=size,
+                          iters=iters, extra=extra, client_gid_index=b.gid_index(db))
+    problems = pt.judge(run, program, [size], iters=iters)
+    assert not problems, pt.headline(problems)
+    after = counters(a, da)
+    return {k: after[k] - before.get(k, 0) for k in after}
+
+
 @pytest.mark.sroce(SROCE_ONLY)
 def test_default_qdisc_skipped_in_bursts(bench):
     b = bench.b
@@ -100,20 +126,38 @@ def test_queued_messages_share_one_ack(bench):
     in one call, so one doorbell finds them all) ask for an ACK once per
     run of the requester, not once per message: the ACK for the run's
     last packet covers them all. One per message would be LIST_MSGS."""
-    a, b = bench.a, bench.b
-    da, db = bench.attach(a), bench.attach(b)
-    before = counters(a, da)
-    run = pt.run_perftest(a, b, "ib_send_bw", da, a.gid_index(da), a.ip,
-                          size=LIST_SIZE, iters=LIST_MSGS, extra="-l 16",
-                          client_gid_index=b.gid_index(db))
-    problems = pt.judge(run, "ib_send_bw", [LIST_SIZE], iters=LIST_MSGS)
-    assert not problems, pt.headline(problems)
-    after = counters(a, da)
-    r = {k: after[k] - before.get(k, 0) for k in after}
+    devs = bench.attach(bench.a), bench.attach(bench.b)
+    r = responder_deltas(bench, devs, "ib_send_bw", LIST_SIZE, LIST_MSGS, "-l 16")
     assert r["rx_packets"] >= LIST_MSGS, r
     # Each of the 16 messages of a doorbell would ask without the rule;
     # duplicates after a (spurious) retransmission may ask again.
     assert r["ack_sent"] <= LIST_MSGS // 4 + r.get("rx_duplicate", 0), r
+
+
+@pytest.mark.sroce(SROCE_ONLY)
+def test_stream_of_small_messages_shares_acks(bench):
+    """perftest's message rate posts one 64-byte write per call, and each
+    finds the requester idle, so each asks for its ACK. The responder
+    holds an ACK while such requests keep coming: without that, one ACK
+    per message (STREAM_MSGS)."""
+    devs = bench.attach(bench.a), bench.attach(bench.b)
+    ack_hold_us(bench, STREAM_GAP_US)
+    r = responder_deltas(bench, devs, "ib_write_bw", STREAM_SIZE, STREAM_MSGS)
+    assert r["rx_packets"] >= STREAM_MSGS, r
+    assert r["ack_sent"] <= STREAM_MSGS // 2 + r.get("rx_duplicate", 0), r
+    assert r["ack_held"] >= STREAM_MSGS // 2, r
+
+
+@pytest.mark.sroce(SROCE_ONLY)
+def test_ping_pong_acks_go_at_once(bench):
+    """In a ping-pong the peer waits for each ACK (its send completes
+    before it pings again), and we answer between its requests: no ACK
+    is held, even with requests well within the stream's gap."""
+    devs = bench.attach(bench.a), bench.attach(bench.b)
+    ack_hold_us(bench, 1000000)
+    r = responder_deltas(bench, devs, "ib_send_lat", 2, 500)
+    assert r["ack_sent"] >= 500, r
+    assert r["ack_held"] == 0, r
 
 
 @pytest.mark.sroce(SROCE_ONLY)
