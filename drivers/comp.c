@@ -39,9 +39,10 @@ static const u32 sroce_rnr_usecs[32] = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-static void sroce_comp_post(struct sroce_qp *qp, struct sroce_swqe *swqe)
+static void sroce_comp_cqe(const struct sroce_qp *qp,
+			   const struct sroce_swqe *swqe, struct sroce_cqe *cqe)
 {
-	struct sroce_cqe cqe = {
+	*cqe = (struct sroce_cqe) {
 		.wr_id = swqe->wqe.wr_id,
 		.status = swqe->status,
 		.opcode = sroce_msg_wc_opcode(swqe->wqe.opcode),
@@ -49,8 +50,6 @@ static void sroce_comp_post(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		.qp_num = qp->ibqp.qp_num,
 		.port_num = 1,
 	};
-
-	sroce_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
 }
 
 /**
@@ -61,12 +60,18 @@ static void sroce_comp_post(struct sroce_qp *qp, struct sroce_swqe *swqe)
  * Unsignaled WQEs free their slot without a completion; a WQE that failed
  * completes with its status, always, and takes the QP to the error state.
  *
+ * The slot is handed back before the completion is posted: a process
+ * that sees the completion (on another CPU, at once) may post again, and
+ * must find the slot free, as perftest does with a full send queue.
+ *
  * Context: sq_lock held.
  */
 void sroce_comp_complete(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *swqe;
+	struct sroce_cqe cqe;
+	bool signaled;
 	u8 status;
 
 	lockdep_assert_held(&qp->sq_lock);
@@ -76,14 +81,18 @@ void sroce_comp_complete(struct sroce_qp *qp)
 		if (!swqe->done)
 			break;
 		status = swqe->status;
-		if (status || qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
-		    swqe->wqe.send_flags & IB_SEND_SIGNALED)
-			sroce_comp_post(qp, swqe);
+		signaled = status || qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+			   swqe->wqe.send_flags & IB_SEND_SIGNALED;
+		/* The kernel's copy, which only a fetch under sq_lock reuses. */
+		if (signaled)
+			sroce_comp_cqe(qp, swqe, &cqe);
 		if (req->cur == qp->sq.cons) {
 			req->cur++;
 			req->off = 0;
 		}
 		sroce_wq_release(&qp->sq);
+		if (signaled)
+			sroce_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
 		if (status) {
 			sroce_qp_error(qp);
 			break;

@@ -160,6 +160,21 @@ def test_ping_pong_acks_go_at_once(bench):
     assert r["ack_held"] == 0, r
 
 
+@pytest.mark.smp(2)
+def test_full_send_queue_on_two_vcpus(bench):
+    """perftest keeps its send queue full: it posts again as soon as it
+    polls a completion. With the process on one vCPU and the completer on
+    the other, the completion must not be seen before its slot is free,
+    or the post fails ("Couldn't post send"), as it did on every run
+    before sroce handed the slot back first."""
+    for g in bench.guests:
+        assert g.run("nproc").out.strip() == "2"
+    for _ in range(2):
+        write_bw(bench)
+        for g in bench.guests:
+            g.run(f"rdma link delete {bench.driver}0")
+
+
 @pytest.mark.sroce(SROCE_ONLY)
 def test_configured_qdisc_sees_every_frame(bench):
     b = bench.b
