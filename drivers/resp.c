@@ -246,14 +246,21 @@ static bool sroce_resp_may_hold(struct sroce_qp *qp)
 	struct sroce_resp *resp = &qp->resp;
 	u32 sent = READ_ONCE(qp->req.max_psn);
 	u64 limit = (u64)READ_ONCE(ack_hold_us) * NSEC_PER_USEC;
-	u64 now = ktime_get_ns();
-	bool stream;
+	u64 now;
 
+	/*
+	 * A ping-pong is no stream and needs no clock: with its time
+	 * forgotten, a stream can start at the next request at the earliest.
+	 */
+	if (!limit || sent != resp->ackreq_sent) {
+		resp->ackreq_sent = sent;
+		resp->ackreq_ns = 0;
+		return false;
+	}
+	now = ktime_get_ns();
 	resp->ack_gap_ns = now - resp->ackreq_ns;
-	stream = resp->ack_gap_ns < limit && sent == resp->ackreq_sent;
 	resp->ackreq_ns = now;
-	resp->ackreq_sent = sent;
-	if (!stream)
+	if (resp->ack_gap_ns >= limit)
 		return false;
 	if (resp->ack_held >= resp->ack_hold_max) {
 		/* The peer had that many queued: it may have more. */
