@@ -10,6 +10,7 @@
  * served by one receive softirq's budget.
  */
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/slab.h>
@@ -47,7 +48,7 @@ static void resp_fixture_exit(struct kunit *test)
 
 	if (!fx)
 		return;
-	cancel_work_sync(&fx->qp->resp_work);
+	sroce_resp_stop(fx->qp);
 	cancel_work_sync(&fx->qp->err_work);
 	sroce_resp_fini(fx->qp);
 	if (fx->mr) {
@@ -172,6 +173,25 @@ static void request(struct resp_fixture *fx, u8 op, u32 psn, u32 rkey,
 static u64 acks(struct resp_fixture *fx)
 {
 	return sroce_counter_read(fx->sdev, SROCE_CNT_ACK_SENT);
+}
+
+/* ACK requests answered by another's ACK. */
+static u64 held(struct resp_fixture *fx)
+{
+	return sroce_counter_read(fx->sdev, SROCE_CNT_ACK_HELD);
+}
+
+/*
+ * An ACK a stream held leaves by its timer: in four of the stream's gaps,
+ * 1 ms at most. 100 ms is the test's patience, not the driver's bound.
+ */
+static void wait_ack_sent(struct kunit *test, struct resp_fixture *fx)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(100);
+
+	while (READ_ONCE(fx->qp->resp.ack_pending) && time_before(jiffies, end))
+		usleep_range(500, 1000);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(fx->qp->resp.ack_pending));
 }
 
 static void read_req(struct resp_fixture *fx, u32 psn, u64 va, u32 len)
@@ -369,26 +389,58 @@ static void write_run(struct resp_fixture *fx, u32 psn, unsigned int n)
 }
 
 /*
- * Four requests asking for an ACK in one run get one ACK, for the last;
- * the same four one at a time get four: a run never holds an ACK back
- * from a requester waiting for it.
+ * Four requests asking for an ACK in one run get one ACK, for the last:
+ * at once, or, the run's requests being a stream, by the hold's timer.
  */
 static void one_ack_per_run(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 4);
+
+	fx->qp->attr.qp_access_flags |= IB_ACCESS_REMOTE_WRITE;
+	write_run(fx, 0, 4);
+	wait_ack_sent(test, fx);
+	KUNIT_EXPECT_EQ(test, acks(fx), 1ULL);
+	KUNIT_EXPECT_EQ(test, held(fx), 3ULL);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.ack_psn, 3U);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.psn, 4U);
+}
+
+/*
+ * Requests one at a time, microseconds apart, nothing sent back: a
+ * stream, whose ACKs wait for the next requests but never past the
+ * timer. Each request is answered by an ACK of its own or counted held.
+ */
+static void stream_acks_held(struct kunit *test)
 {
 	struct resp_fixture *fx = resp_fixture(test, 4);
 	unsigned int i;
 
 	fx->qp->attr.qp_access_flags |= IB_ACCESS_REMOTE_WRITE;
-	write_run(fx, 0, 4);
-	KUNIT_EXPECT_EQ(test, acks(fx), 1ULL);
-	KUNIT_EXPECT_EQ(test, fx->qp->resp.ack_psn, 3U);
-	KUNIT_EXPECT_FALSE(test, fx->qp->resp.ack_pending);
-	KUNIT_EXPECT_EQ(test, fx->qp->resp.psn, 4U);
+	for (i = 0; i < 8; i++)
+		write_run(fx, i, 1);
+	wait_ack_sent(test, fx);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.ack_psn, 7U);
+	KUNIT_EXPECT_EQ(test, acks(fx) + held(fx), 8ULL);
+	KUNIT_EXPECT_LT(test, acks(fx), 8ULL);
+}
 
-	for (i = 0; i < 4; i++)
-		write_run(fx, 4 + i, 1);
-	KUNIT_EXPECT_EQ(test, acks(fx), 5ULL);
-	KUNIT_EXPECT_FALSE(test, fx->qp->resp.ack_pending);
+/*
+ * In a ping-pong we send the peer a request between two of its own, and
+ * it waits for each ACK before its next: every ACK goes at once.
+ */
+static void ping_pong_acks_at_once(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 4);
+	unsigned int i;
+
+	fx->qp->attr.qp_access_flags |= IB_ACCESS_REMOTE_WRITE;
+	for (i = 0; i < 4; i++) {
+		fx->qp->req.max_psn++;	/* our pong */
+		write_run(fx, i, 1);
+		KUNIT_EXPECT_FALSE(test, fx->qp->resp.ack_pending);
+	}
+	KUNIT_EXPECT_EQ(test, acks(fx), 4ULL);
+	KUNIT_EXPECT_EQ(test, held(fx), 0ULL);
 }
 
 /*
@@ -417,6 +469,8 @@ static void ack_before_read_in_run(struct kunit *test)
 
 static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(one_ack_per_run),
+	KUNIT_CASE(stream_acks_held),
+	KUNIT_CASE(ping_pong_acks_at_once),
 	KUNIT_CASE(ack_before_read_in_run),
 	KUNIT_CASE(atomic_ack_within_budget),
 	KUNIT_CASE(new_read_behind_answer_again),
