@@ -283,6 +283,16 @@ static void sroce_resp_ack_stream(struct sroce_qp *qp, u32 psn)
 	resp->ack_hold = sroce_resp_may_hold(qp);
 }
 
+/* The ACK waiting for its run to end, or held, if any, goes now. */
+static void sroce_resp_send_held_ack(struct sroce_qp *qp)
+{
+	if (!qp->resp.ack_pending)
+		return;
+	qp->resp.ack_pending = false;
+	sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS,
+			    qp->resp.ack_psn);
+}
+
 /*
  * A deferred ACK that no answer is queued before goes out now, before an
  * answer or NAK about a later PSN would overtake it.
@@ -291,11 +301,8 @@ static void sroce_resp_ack_now(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 
-	if (!resp->ack_pending || resp->res_send != resp->res_head)
-		return;
-	resp->ack_pending = false;
-	sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS,
-			    resp->ack_psn);
+	if (resp->res_send == resp->res_head)
+		sroce_resp_send_held_ack(qp);
 }
 
 /* A NAK or RNR NAK (@syn) for @psn, after the ACK it follows. */
@@ -501,11 +508,8 @@ static bool sroce_resp_serve(struct sroce_qp *qp, unsigned int budget)
 			return st == SROCE_SERVE_BUDGET;
 		resp->res_send++;
 	}
-	if (resp->ack_pending && !sroce_resp_hold(qp)) {
-		resp->ack_pending = false;
-		sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS,
-				    resp->ack_psn);
-	}
+	if (resp->ack_pending && !sroce_resp_hold(qp))
+		sroce_resp_send_held_ack(qp);
 	return false;
 }
 
@@ -527,9 +531,7 @@ static enum hrtimer_restart sroce_resp_ack_timeout(struct hrtimer *timer)
 	    resp->res_send == resp->res_head &&
 	    state >= IB_QPS_RTR && state != IB_QPS_ERR) {
 		resp->ack_hold_max = max(resp->ack_hold_max / 2, 1);
-		resp->ack_pending = false;
-		sroce_resp_send_ack(qp, SROCE_SYN_ACK | SROCE_SYN_NO_CREDITS,
-				    resp->ack_psn);
+		sroce_resp_send_held_ack(qp);
 		sroce_burst_flush(to_sdev(qp->ibqp.device), &resp->burst);
 	}
 	spin_unlock_bh(&qp->rq_lock);
