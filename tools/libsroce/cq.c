@@ -214,8 +214,13 @@ static int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	cons = hdr->cons;
 	for (; n < ne && cons != prod; n++, cons++)
 		sroce_cqe_to_wc(sroce_uqueue_at(&cq->queue, cons), &wc[n]);
-	/* Release: the kernel reuses the slots only once they are read. */
-	__atomic_store_n(&hdr->cons, cons, __ATOMIC_RELEASE);
+	/*
+	 * Release: the kernel reuses the slots only once they are read. An
+	 * empty poll stores nothing: a busy poller would keep the line the
+	 * kernel reads cons from dirty in its own cache.
+	 */
+	if (n)
+		__atomic_store_n(&hdr->cons, cons, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&cq->lock);
 	return n;
 }
