@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from tools.testing.bench.guests import TIME_SCALE
 from tools.testing.bench.lib import perftest as pt
 from tools.testing.bench.lib.rdma import counters
 
@@ -25,8 +26,9 @@ LIST_SIZE = 256
 STREAM_MSGS = 4000
 STREAM_SIZE = 64
 # The gap (us) below which ACK requests are a stream: the default (200)
-# times five, so that a loaded host's slower posting is still one.
-STREAM_GAP_US = 1000
+# times five, so that a loaded host's slower posting is still one, and
+# times SROCE_TIME_SCALE for a debug kernel's.
+STREAM_GAP_US = round(1000 * TIME_SCALE)
 
 
 def qdisc_sent(g):

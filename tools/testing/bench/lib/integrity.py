@@ -5,6 +5,7 @@ For the tests that run it to completion (test_integrity) and those that
 break something while it runs (test_faults)."""
 import re
 
+from ..guests import TIME_SCALE
 from .perftest import wait_listening
 
 INTEGRITY = "build/tools/sroce-integrity"
@@ -30,10 +31,12 @@ class Pair:
     """A server started in guest @server and a client in guest @client,
     both in the background: Pair.wait() collects them. @ends are the
     (dev, gid_index) of the client and server sides; @seconds is each
-    tool's -t, after which it exits with TIMED_OUT."""
+    tool's -t, after which it exits with TIMED_OUT, times SROCE_TIME_SCALE
+    (a debug kernel moves the same bytes more slowly)."""
 
     def __init__(self, client, server, ends, args="", port=18517, seconds=120):
         (dc, gc), (ds, gs) = ends
+        seconds = round(seconds * TIME_SCALE)
         common = f"-d {{}} -g {{}} -p {port} -t {seconds}"
         self.seconds = seconds
         self.server = server.spawn(f"exec {INTEGRITY} {common.format(ds, gs)}",
