@@ -55,9 +55,8 @@ class Job:
 
     def _watch(self):
         # Blocked in waitpid(), with a timer for the timeout: Popen.wait()
-        # with a timeout polls every 50 ms, and under TCG each poll takes
-        # the vCPU from whatever a test measures for a fraction of a
-        # millisecond (a latency test's slow iterations, its p99).
+        # with a timeout polls every 50 ms, twenty wake-ups a second in
+        # each guest, for nothing, while a test measures.
         timer = None
         if self.timeout is not None:
             timer = threading.Timer(self.timeout, self._expire)
