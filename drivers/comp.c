@@ -490,10 +490,15 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_count(sdev, SROCE_CNT_RX_BAD_HEADER);
 		return;
 	}
-	err = sroce_payload_scatter(sdev, qp->ibqp.pd, swqe->wqe.sge,
-				    swqe->wqe.num_sge, swqe->resp_off,
-				    pkt->skb, sroce_pkt_payoff(pkt),
-				    pkt->paylen);
+	err = sroce_payload_scatter(sdev, qp->ibqp.pd, &qp->req.fault,
+				    swqe->wqe.sge, swqe->wqe.num_sge,
+				    swqe->resp_off, pkt->skb,
+				    sroce_pkt_payoff(pkt), pkt->paylen);
+	if (err == -EAGAIN) {
+		/* Dropped: asked for again once the page is in. */
+		qp->req.fault_rewind = true;
+		return;
+	}
 	if (err) {
 		sroce_comp_fail(qp, swqe, err == -EMSGSIZE ?
 				IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
@@ -526,8 +531,14 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	/* The original value lands in memory in the host's byte order. */
 	orig = be64_to_cpu(ack->orig);
 	err = sroce_payload_scatter_buf(to_sdev(qp->ibqp.device), qp->ibqp.pd,
-					swqe->wqe.sge, swqe->wqe.num_sge, &orig,
+					&qp->req.fault, swqe->wqe.sge,
+					swqe->wqe.num_sge, &orig,
 					sizeof(orig));
+	if (err == -EAGAIN) {
+		/* The responder answers the repeated request from its table. */
+		qp->req.fault_rewind = true;
+		return;
+	}
 	if (err) {
 		sroce_comp_fail(qp, swqe, IB_WC_LOC_PROT_ERR);
 		return;
@@ -620,6 +631,35 @@ void sroce_comp_timeout(struct timer_list *t)
 	spin_unlock_bh(&qp->sq_lock);
 	if (run)
 		queue_work(sroce_wq, &qp->send_work);
+}
+
+/**
+ * sroce_comp_fault_done() - a page the requester or completer waited for
+ * is in (or could not be brought in)
+ * @qp: the QP
+ *
+ * An answer dropped for want of it is asked for again: the oldest read or
+ * atomic not done goes again from the first byte that did not arrive (a
+ * fault that failed then fails it, when the answer comes again). Then
+ * the requester goes on with the packet it held back.
+ *
+ * Context: process (the fault's work).
+ */
+void sroce_comp_fault_done(struct sroce_qp *qp)
+{
+	struct sroce_swqe *swqe;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->req.fault_rewind && READ_ONCE(qp->state) == IB_QPS_RTS) {
+		swqe = sroce_comp_oldest(qp);
+		if (swqe && sroce_msg_is_rd(swqe->wire_op) && swqe->sent) {
+			swqe->rewind_off = swqe->resp_off;
+			sroce_req_rewind(qp);
+		}
+	}
+	qp->req.fault_rewind = false;
+	spin_unlock_bh(&qp->sq_lock);
+	sroce_req_kick(qp);
 }
 
 /* The wait an RNR NAK asked for is over: send again. */

@@ -21,6 +21,7 @@ void sroce_comp_complete(struct sroce_qp *qp);
 void sroce_comp_arm_timer(struct sroce_qp *qp);
 void sroce_comp_timeout(struct timer_list *t);
 void sroce_comp_rnr_timeout(struct timer_list *t);
+void sroce_comp_fault_done(struct sroce_qp *qp);
 void sroce_comp_fail(struct sroce_qp *qp, struct sroce_swqe *swqe,
 		     u8 status);
 

@@ -48,6 +48,8 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_CNP_HANDLED] = { .name = "cnp_handled" },
 	[SROCE_CNT_TX_PACED] = { .name = "tx_paced" },
 	[SROCE_CNT_ACK_HELD] = { .name = "ack_held" },
+	[SROCE_CNT_ODP_FAULTS] = { .name = "odp_faults" },
+	[SROCE_CNT_ODP_INVALIDATIONS] = { .name = "odp_invalidations" },
 };
 
 static_assert(ARRAY_SIZE(sroce_counter_descs) == SROCE_NUM_COUNTERS);

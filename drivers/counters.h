@@ -41,6 +41,8 @@ enum sroce_counter {
 	SROCE_CNT_CNP_HANDLED,		/* CNPs received: rate cuts asked for */
 	SROCE_CNT_TX_PACED,		/* times the rate limiter held one back */
 	SROCE_CNT_ACK_HELD,		/* ACK requests a later ACK answered */
+	SROCE_CNT_ODP_FAULTS,		/* ranges of ODP MRs brought in */
+	SROCE_CNT_ODP_INVALIDATIONS,	/* ranges of ODP MRs taken away */
 	SROCE_NUM_COUNTERS,
 };
 

@@ -19,6 +19,7 @@
 #include "msg.h"
 #include "mw.h"
 #include "net.h"
+#include "odp.h"
 #include "pd.h"
 #include "port.h"
 #include "post.h"
@@ -68,6 +69,7 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 					  SROCE_MAX_MCAST_QP_ATTACH;
 	attr->local_ca_ack_delay = SROCE_LOCAL_CA_ACK_DELAY;
 	addrconf_addr_eui48((u8 *)&attr->sys_image_guid, sdev->ndev->dev_addr);
+	sroce_odp_caps(attr);
 }
 
 static int sroce_query_device(struct ib_device *ibdev,

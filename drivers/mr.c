@@ -13,11 +13,7 @@
 #include "limits.h"
 #include "mr.h"
 #include "mw.h"
-
-/* What sroce implements; local read is implied by any MR. */
-#define SROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND)
+#include "odp.h"
 
 void sroce_mr_table_init(struct sroce_mr_table *t)
 {
@@ -215,6 +211,12 @@ static bool sroce_mr_windowed(const struct sroce_mr *mr)
 	       (mr->type == SROCE_MR_USER && mr->access & IB_ACCESS_MW_BIND);
 }
 
+/* Are its users counted in @busy? Fixed for its life. */
+static bool sroce_mr_counted(const struct sroce_mr *mr)
+{
+	return mr->type == SROCE_MR_FAST || mr->type == SROCE_MR_ODP;
+}
+
 /**
  * sroce_mr_enter() - start using an MR's memory on the data path
  * @mr: an MR the caller holds a reference to, not yet checked
@@ -226,7 +228,7 @@ static bool sroce_mr_windowed(const struct sroce_mr *mr)
  */
 void sroce_mr_enter(struct sroce_mr *mr)
 {
-	if (mr->type != SROCE_MR_FAST) {
+	if (!sroce_mr_counted(mr)) {
 		if (sroce_mr_windowed(mr))
 			sroce_mw_cpu_enter();
 		return;
@@ -245,7 +247,7 @@ void sroce_mr_enter(struct sroce_mr *mr)
  */
 void sroce_mr_leave(struct sroce_mr *mr)
 {
-	if (mr->type != SROCE_MR_FAST) {
+	if (!sroce_mr_counted(mr)) {
 		if (sroce_mr_windowed(mr))
 			sroce_mw_cpu_leave();
 		return;
@@ -274,7 +276,10 @@ static void sroce_mr_wait_idle(struct sroce_mr *mr)
  * key, to the MR it is bound to (sroce_mw_get_mr()).
  *
  * Return: 0; -EACCES when @mr is in another PD, lacks a needed right or
- * is a window; -ERANGE when [@iova, @iova + @length) is not all inside @mr.
+ * is a window; -ERANGE when [@iova, @iova + @length) is not all inside @mr;
+ * -EAGAIN when it is, but the range of an ODP MR is not all faulted in
+ * (see "on-demand paging" in odp.c). For its pages to be used, the check
+ * must come after sroce_mr_enter().
  */
 int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
 		   u64 iova, u64 length, u32 access)
@@ -290,6 +295,8 @@ int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
 	if (iova < mr->iova || length > mr->length ||
 	    iova - mr->iova > mr->length - length)
 		return -ERANGE;
+	if (mr->type == SROCE_MR_ODP && !sroce_odp_present(mr, iova, length))
+		return -EAGAIN;
 	return 0;
 }
 
@@ -297,13 +304,13 @@ int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
  * sroce_mr_check_access_flags() - does sroce implement these MR rights?
  * @access: IB_ACCESS_* flags of a registration
  *
- * The core has already refused unknown bits and, as sroce does not offer
- * on-demand paging, IB_ACCESS_ON_DEMAND (-EINVAL before Linux 6.2,
- * -EOPNOTSUPP since). Bits in the optional range are hints the ABI lets a
- * driver ignore (relaxed ordering is the only one defined, and means
- * nothing to a CPU copy). Anything else sroce does not implement
- * (zero-based or huge-page MRs, and since 6.2 the flush rights) is refused
- * the way EFA refuses what its hardware lacks.
+ * The core has already refused unknown bits. Bits in the optional range
+ * are hints the ABI lets a driver ignore (relaxed ordering is the only one
+ * defined, and means nothing to a CPU copy). Anything else sroce does not
+ * implement (zero-based or pinned huge-page MRs, and since 6.2 the flush
+ * rights) is refused the way EFA refuses what its hardware lacks. A
+ * process's registration with IB_ACCESS_ON_DEMAND (and IB_ACCESS_HUGETLB
+ * with it) goes to odp.c, which checks the rest with this.
  *
  * Return: 0 or -EOPNOTSUPP.
  */
@@ -331,9 +338,10 @@ static struct sroce_mr *sroce_mr_alloc(struct ib_pd *ibpd, int access,
 static void sroce_mr_free(struct sroce_mr *mr)
 {
 	if (!mr->borrowed) {
-		kvfree(mr->pages);
+		/* An ODP umem's notifier clears @pages until it is released. */
 		if (mr->umem)
 			ib_umem_release(mr->umem);
+		kvfree(mr->pages);
 	}
 	kfree_rcu(mr, rcu);
 }
@@ -611,10 +619,12 @@ static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return ERR_PTR(-EINVAL);
 
-	err = sroce_mr_check_access_flags(access);
+	err = sroce_mr_check_range(start, length, iova);
 	if (err)
 		return ERR_PTR(err);
-	err = sroce_mr_check_range(start, length, iova);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return sroce_odp_reg_mr(ibpd, start, length, iova, access);
+	err = sroce_mr_check_access_flags(access);
 	if (err)
 		return ERR_PTR(err);
 
@@ -772,6 +782,8 @@ static struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	err = sroce_mr_check_rereg(flags, start, length, iova, access);
 	if (err)
 		return ERR_PTR(err);
+	if (old->type == SROCE_MR_ODP || access & IB_ACCESS_ON_DEMAND)
+		return ERR_PTR(-EOPNOTSUPP);
 	if (old->type != SROCE_MR_USER || !old->umem)
 		return ERR_PTR(-EINVAL);
 	if (!(flags & IB_MR_REREG_PD))
@@ -1041,6 +1053,7 @@ int sroce_mr_invalidate(struct sroce_dev *sdev, const struct ib_pd *pd,
 }
 
 const struct ib_device_ops sroce_mr_ops = {
+	.advise_mr = sroce_advise_mr,
 	.alloc_mr = sroce_alloc_mr,
 	.map_mr_sg = sroce_map_mr_sg,
 	.dereg_mr = sroce_dereg_mr,

@@ -21,6 +21,11 @@ struct sroce_dev;
  * per-device counter, so a key that is reused for a new MR differs from the
  * old one unless both the index and the counter have gone round.
  */
+/* The rights sroce implements; local read is implied by any MR. */
+#define SROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND)
+
 #define SROCE_KEY_VARIANT_BITS	8
 #define SROCE_KEY_INDEX_MAX	(BIT(32 - SROCE_KEY_VARIANT_BITS) - 1)
 
@@ -62,12 +67,16 @@ struct sroce_mr_table {
  * @SROCE_MR_MW: a memory window (mw.c): a key for part of a user MR,
  *		 valid between a bind and its invalidation; remote accesses
  *		 only, carried out on the MR it is bound to
+ * @SROCE_MR_ODP: a process's pages, not pinned: listed when the data path
+ *		  asks for them, taken away when the process's mapping
+ *		  changes (odp.c)
  */
 enum sroce_mr_type {
 	SROCE_MR_DMA,
 	SROCE_MR_USER,
 	SROCE_MR_FAST,
 	SROCE_MR_MW,
+	SROCE_MR_ODP,
 };
 
 /**
@@ -85,9 +94,11 @@ enum sroce_mr_type {
  * @key: the lkey and rkey
  * @pages: the pinned pages of @umem, in order, so that an address turns
  *	   into a page by an index instead of a walk of the umem's table;
- *	   for a fast-registration MR, the pages map_mr_sg() gave
+ *	   for a fast-registration MR, the pages map_mr_sg() gave; for an
+ *	   ODP MR, the pages faulted in so far, NULL for the others
  * @npages: entries in @pages
- * @page_off: where @iova sits in @pages[0]
+ * @page_off: where @iova sits from the start of @pages[0]
+ * @unmapping: an ODP MR's pages are being taken away: no user may start
  * @borrowed: @umem and @pages belong to another MR (re-registration
  *	      moved them to the MR that replaced this one): not freed with it
  * @nr_mw: memory windows bound to this MR, which may not be deregistered
@@ -103,7 +114,8 @@ enum sroce_mr_type {
  * @parent: the MR a window is bound to; while it is, the MR's @nr_mw
  *	    keeps it registered
  * @busy: data-path users between sroce_mr_enter() and sroce_mr_leave()
- *	  of a fast-registration MR, whose invalidation waits for them
+ *	  of a fast-registration or ODP MR, whose invalidation waits for
+ *	  them
  * @ref: the table's reference plus one per sroce_mr_get() caller
  * @done: completed when @ref drops to zero, which deregistration awaits
  * @rcu: frees the MR after lookups that may still see it have finished
@@ -122,6 +134,7 @@ struct sroce_mr {
 	struct page **pages;
 	unsigned long npages;
 	unsigned int page_off;
+	bool unmapping;
 	bool borrowed;
 	atomic_t nr_mw;
 	spinlock_t mw_lock;	/* a window's binding */

@@ -11,6 +11,7 @@
 #include <linux/netdevice.h>
 
 #include "device.h"
+#include "fault.h"
 #include "mr.h"
 #include "net.h"
 #include "payload.h"
@@ -90,6 +91,8 @@ typedef int (*sroce_piece_fn)(const struct sroce_mr *mr, u64 iova, u32 len,
  * sroce_sge_walk() - visit the MR ranges behind part of an SGE list
  * @sdev: the device
  * @pd: the QP's PD, which every lkey must belong to
+ * @fault: the QP half's page fault, asked for when an ODP MR's range is
+ *	   not all faulted in
  * @sge: the SGEs
  * @nsge: how many
  * @off: message offset of the first byte
@@ -104,10 +107,12 @@ typedef int (*sroce_piece_fn)(const struct sroce_mr *mr, u64 iova, u32 len,
  * invalidation of the MR waits for.
  *
  * Return: 0; -EACCES or -ERANGE for an lkey that does not cover its SGE
- * with @access; -EMSGSIZE when the SGEs end before @len bytes; or what
- * @fn returned.
+ * with @access; -EMSGSIZE when the SGEs end before @len bytes; -EAGAIN
+ * when a page is being faulted in (try again when @fault is done), -EFAULT
+ * when it could not be; or what @fn returned.
  */
 static int sroce_sge_walk(struct sroce_dev *sdev, const struct ib_pd *pd,
+			  struct sroce_fault *fault,
 			  const struct sroce_sge *sge, u32 nsge, u32 off,
 			  u32 len, u32 access, sroce_piece_fn fn, void *ctx)
 {
@@ -127,6 +132,9 @@ static int sroce_sge_walk(struct sroce_dev *sdev, const struct ib_pd *pd,
 		err = sroce_mr_check(mr, pd, sge[i].addr + off, n, access);
 		if (!err)
 			err = fn(mr, sge[i].addr + off, n, ctx);
+		else if (err == -EAGAIN)
+			err = sroce_fault_ask(fault, mr, sge[i].lkey,
+					      sge[i].addr + off, n);
 		sroce_mr_leave(mr);
 		sroce_mr_put(mr);
 		if (err)
@@ -157,6 +165,7 @@ static int sroce_gather_piece(const struct sroce_mr *mr, u64 iova, u32 len,
  * sroce_payload_gather() - add bytes of a send WQE's SGEs to a packet
  * @sdev: the device
  * @pd: the QP's PD
+ * @fault: the requester's page fault
  * @skb: the packet being built
  * @dst: where to copy the bytes, or NULL to attach pages (see above)
  * @sge: the SGEs
@@ -167,13 +176,13 @@ static int sroce_gather_piece(const struct sroce_mr *mr, u64 iova, u32 len,
  * Return: as sroce_sge_walk(); -E2BIG as for sroce_payload_mr().
  */
 int sroce_payload_gather(struct sroce_dev *sdev, const struct ib_pd *pd,
-			 struct sk_buff *skb, u8 *dst,
+			 struct sroce_fault *fault, struct sk_buff *skb, u8 *dst,
 			 const struct sroce_sge *sge, u32 nsge, u32 off,
 			 u32 len)
 {
 	struct sroce_gather g = { .skb = skb, .dst = dst };
 
-	return sroce_sge_walk(sdev, pd, sge, nsge, off, len, 0,
+	return sroce_sge_walk(sdev, pd, fault, sge, nsge, off, len, 0,
 			      sroce_gather_piece, &g);
 }
 
@@ -197,6 +206,7 @@ static int sroce_scatter_piece(const struct sroce_mr *mr, u64 iova, u32 len,
  * sroce_payload_scatter() - copy bytes of a packet into a WQE's SGEs
  * @sdev: the device
  * @pd: the QP's PD
+ * @fault: the page fault of the QP half that receives
  * @sge: the SGEs of a receive WQE or of a read or atomic WQE
  * @nsge: how many
  * @off: message offset of the first byte
@@ -208,12 +218,13 @@ static int sroce_scatter_piece(const struct sroce_mr *mr, u64 iova, u32 len,
  * a short packet.
  */
 int sroce_payload_scatter(struct sroce_dev *sdev, const struct ib_pd *pd,
+			  struct sroce_fault *fault,
 			  const struct sroce_sge *sge, u32 nsge, u32 off,
 			  const struct sk_buff *skb, int skb_off, u32 len)
 {
 	struct sroce_scatter sc = { .skb = skb, .off = skb_off };
 
-	return sroce_sge_walk(sdev, pd, sge, nsge, off, len,
+	return sroce_sge_walk(sdev, pd, fault, sge, nsge, off, len,
 			      IB_ACCESS_LOCAL_WRITE, sroce_scatter_piece, &sc);
 }
 
@@ -231,6 +242,7 @@ static int sroce_buf_piece(const struct sroce_mr *mr, u64 iova, u32 len,
  * sroce_payload_scatter_buf() - copy bytes into a WQE's SGEs
  * @sdev: the device
  * @pd: the QP's PD
+ * @fault: as for sroce_payload_scatter()
  * @sge: the SGEs
  * @nsge: how many
  * @buf: the bytes, for the start of the SGEs
@@ -239,12 +251,13 @@ static int sroce_buf_piece(const struct sroce_mr *mr, u64 iova, u32 len,
  * Return: as sroce_payload_scatter().
  */
 int sroce_payload_scatter_buf(struct sroce_dev *sdev, const struct ib_pd *pd,
+			      struct sroce_fault *fault,
 			      const struct sroce_sge *sge, u32 nsge,
 			      const void *buf, u32 len)
 {
 	const u8 *p = buf;
 
-	return sroce_sge_walk(sdev, pd, sge, nsge, 0, len,
+	return sroce_sge_walk(sdev, pd, fault, sge, nsge, 0, len,
 			      IB_ACCESS_LOCAL_WRITE, sroce_buf_piece, &p);
 }
 
@@ -277,7 +290,8 @@ int sroce_sge_check(struct sroce_dev *sdev, const struct ib_pd *pd,
 		err = sroce_mr_check(mr, pd, sge[i].addr, sge[i].length,
 				     access);
 		sroce_mr_put(mr);
-		if (err)
+		/* Pages of an ODP MR are faulted in when the data needs them. */
+		if (err && err != -EAGAIN)
 			return err;
 	}
 	return 0;

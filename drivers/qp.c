@@ -29,13 +29,15 @@
 #define SROCE_SEND_WQE_ALIGN	64
 
 /*
- * Local write is no QP access right, but nearly every application passes
- * it along with the remote ones (as mlx5 permits): accept and ignore it.
+ * Local write and on-demand paging are no QP access rights, but
+ * applications pass the MR's flags along with the remote ones (rdma-core's
+ * ODP tests do; mlx5 permits it): accept and ignore them.
  */
 #define SROCE_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE |		\
 				 IB_ACCESS_REMOTE_WRITE |		\
 				 IB_ACCESS_REMOTE_READ |		\
-				 IB_ACCESS_REMOTE_ATOMIC)
+				 IB_ACCESS_REMOTE_ATOMIC |		\
+				 IB_ACCESS_ON_DEMAND)
 
 /* IBTA field widths: 5-bit timers, 3-bit retry counters. */
 #define SROCE_MAX_TIMER		31

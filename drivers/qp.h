@@ -15,6 +15,7 @@
 #include "ah.h"
 #include "burst.h"
 #include "cc.h"
+#include "fault.h"
 #include "wq.h"
 
 /* The largest 24-bit number: QPNs, PSNs. */
@@ -91,6 +92,9 @@ struct sroce_swqe {
  * @nak_seen: @nak_psn is valid
  * @sqd_notify: in SQD, raise IB_EVENT_SQ_DRAINED once every message
  *		started has completed
+ * @fault_rewind: an answer was dropped for want of an ODP page: once
+ *		  @fault is done, ask for it again
+ * @fault: a page of an ODP MR the requester or completer waits for
  */
 struct sroce_req {
 	u32 head;
@@ -107,6 +111,7 @@ struct sroce_req {
 	bool nak_seen;
 	bool blocked;
 	bool sqd_notify;
+	bool fault_rewind;
 	u32 nak_psn;
 	void *wqes;
 	u32 stride;
@@ -115,6 +120,7 @@ struct sroce_req {
 	struct timer_list timer;
 	struct timer_list rnr_timer;
 	struct sroce_burst burst;
+	struct sroce_fault fault;
 };
 
 /**
@@ -211,6 +217,7 @@ struct sroce_srq;
  *	  while it is (the receive path's RCU section, sroce_srq_xrc_get())
  * @rwqe_srqn: the XRC SRQ @rwqe came from: the rest of the message must
  *	       name it, and it says where @rwqe completes
+ * @fault: a page of an ODP MR the responder waits for
  */
 struct sroce_resp {
 	u32 psn;
@@ -246,6 +253,7 @@ struct sroce_resp {
 	const struct ib_pd *pd;
 	struct sroce_srq *xsrq;
 	u32 rwqe_srqn;
+	struct sroce_fault fault;
 };
 
 /**

@@ -33,6 +33,11 @@
 #define SROCE_REQ_BUDGET_POST	64
 #define SROCE_REQ_BUDGET_WORK	256
 
+static void sroce_req_fault_done(struct sroce_fault *f)
+{
+	sroce_comp_fault_done(container_of(f, struct sroce_qp, req.fault));
+}
+
 int sroce_req_init(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
@@ -45,6 +50,7 @@ int sroce_req_init(struct sroce_qp *qp)
 	timer_setup(&req->rnr_timer, sroce_comp_rnr_timeout, 0);
 	sroce_burst_init(&req->burst);
 	INIT_WORK(&qp->send_work, sroce_req_work);
+	sroce_fault_init(&req->fault, sroce_req_fault_done);
 	sroce_cc_init(qp);
 	return 0;
 }
@@ -52,6 +58,8 @@ int sroce_req_init(struct sroce_qp *qp)
 /* Nothing of the requester runs after this: its timers, its worker. */
 void sroce_req_stop(struct sroce_qp *qp)
 {
+	/* First: when done, a fault runs the requester. */
+	sroce_fault_stop(&qp->req.fault);
 	del_timer_sync(&qp->req.timer);
 	del_timer_sync(&qp->req.rnr_timer);
 	sroce_cc_stop(qp);
@@ -420,7 +428,7 @@ static int sroce_req_payload(struct sroce_qp *qp, struct sroce_swqe *swqe,
 		return 0;
 	}
 	return sroce_payload_gather(to_sdev(qp->ibqp.device), qp->ibqp.pd,
-				    skb, dst, w->sge, w->num_sge, off, len);
+				    &qp->req.fault, skb, dst, w->sge, w->num_sge, off, len);
 }
 
 /**
@@ -439,7 +447,8 @@ static int sroce_req_payload(struct sroce_qp *qp, struct sroce_swqe *swqe,
  * under the ICRC computed before, a silent loss. Those are copied.
  *
  * Return: 0 (the packet was sent or lost on the way, which the protocol
- * recovers from), -ENOMEM, or -EACCES/-ERANGE when an lkey went bad.
+ * recovers from), -ENOMEM, -EAGAIN while a page of an ODP MR is faulted
+ * in, or -EACCES/-ERANGE/-EFAULT when an lkey went bad.
  */
 static int sroce_req_packet(struct sroce_qp *qp, struct sroce_swqe *swqe,
 			    u8 opcode, u32 off, u32 len, bool ack_req)

@@ -29,6 +29,7 @@
 #include "counters.h"
 #include "cq.h"
 #include "device.h"
+#include "fault.h"
 #include "limits.h"
 #include "mr.h"
 #include "mw.h"
@@ -67,6 +68,14 @@ enum sroce_verdict {
 	SROCE_NAK_OP,
 };
 
+/* A page is in (or could not be): answers held back for it go on. */
+static void sroce_resp_fault_done(struct sroce_fault *f)
+{
+	struct sroce_qp *qp = container_of(f, struct sroce_qp, resp.fault);
+
+	queue_work(sroce_wq, &qp->resp_work);
+}
+
 int sroce_resp_init(struct sroce_qp *qp, u32 rwqe_bytes)
 {
 	qp->resp.rwqe = kzalloc(rwqe_bytes, SROCE_GFP_OBJ);
@@ -77,6 +86,7 @@ int sroce_resp_init(struct sroce_qp *qp, u32 rwqe_bytes)
 			   sizeof(struct sroce_sge);
 	sroce_burst_init(&qp->resp.burst);
 	INIT_WORK(&qp->resp_work, sroce_resp_work);
+	sroce_fault_init(&qp->resp.fault, sroce_resp_fault_done);
 	hrtimer_init(&qp->resp.ack_timer, CLOCK_MONOTONIC,
 		     HRTIMER_MODE_REL_SOFT);
 	qp->resp.ack_timer.function = sroce_resp_ack_timeout;
@@ -86,6 +96,8 @@ int sroce_resp_init(struct sroce_qp *qp, u32 rwqe_bytes)
 /* Nothing of the responder's timer and worker runs after this. */
 void sroce_resp_stop(struct sroce_qp *qp)
 {
+	/* First: when done, a fault queues the worker. */
+	sroce_fault_stop(&qp->resp.fault);
 	hrtimer_cancel(&qp->resp.ack_timer);
 	cancel_work_sync(&qp->resp_work);
 }
@@ -313,29 +325,35 @@ static void sroce_resp_nak(struct sroce_qp *qp, u8 syn, u32 psn)
 }
 
 /*
- * Looks up @rkey for @len bytes at @va with @access; NULL if refused. An
- * rkey may name a memory window: the access then goes to the MR it is
- * bound to, so what follows is the same either way. The MR is entered
- * (sroce_mr_enter()) until sroce_resp_mr_put(): an invalidation waits for
- * the copy in between.
+ * Looks up @rkey for @len bytes at @va with @access. An rkey may name a
+ * memory window: the access then goes to the MR it is bound to, so what
+ * follows is the same either way. The MR is entered (sroce_mr_enter())
+ * until sroce_resp_mr_put(): an invalidation waits for the copy in
+ * between. Returns the MR, or ERR_PTR(-EAGAIN) while a page of an ODP MR
+ * is being faulted in, or another ERR_PTR() when the access is refused.
  */
 static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp,
 				      const struct ib_pd *pd, u32 rkey, u64 va,
 				      u32 len, u32 access)
 {
 	struct sroce_mr *mr = sroce_mr_get(to_sdev(qp->ibqp.device), rkey);
+	int err;
 
 	if (!mr)
-		return NULL;
+		return ERR_PTR(-EACCES);
 	if (mr->type == SROCE_MR_MW) {
 		/* The window is entered there, before its binding is read. */
-		return sroce_mw_get_mr(mr, &qp->ibqp, rkey, va, len, access);
+		return sroce_mw_get_mr(mr, &qp->ibqp, rkey, va, len, access) ?:
+		       ERR_PTR(-EACCES);
 	}
 	sroce_mr_enter(mr);
-	if (sroce_mr_check(mr, pd, va, len, access)) {
+	err = sroce_mr_check(mr, pd, va, len, access);
+	if (err == -EAGAIN)
+		err = sroce_fault_ask(&qp->resp.fault, mr, rkey, va, len);
+	if (err) {
 		sroce_mr_leave(mr);
 		sroce_mr_put(mr);
-		return NULL;
+		return ERR_PTR(err);
 	}
 	return mr;
 }
@@ -346,9 +364,12 @@ static void sroce_resp_mr_put(struct sroce_mr *mr)
 	sroce_mr_put(mr);
 }
 
-/* One read response packet of @res; false when it could not be built. */
-static bool sroce_resp_read_packet(struct sroce_qp *qp,
-				   struct sroce_rd_res *res)
+/*
+ * One read response packet of @res: 0; -EAGAIN while its page is faulted
+ * in; another errno when it cannot be built.
+ */
+static int sroce_resp_read_packet(struct sroce_qp *qp,
+				  struct sroce_rd_res *res)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	u32 len = min(res->len, qp->resp.mtu);
@@ -366,13 +387,15 @@ static bool sroce_resp_read_packet(struct sroce_qp *qp,
 	if (len) {
 		mr = sroce_resp_mr(qp, res->pd, res->rkey, res->va, len,
 				   IB_ACCESS_REMOTE_READ);
-		if (!mr)
-			return false;
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
 	}
 again:
 	skb = sroce_resp_alloc(qp, op, res->psn, len, zcopy ? 0 : len);
-	if (!skb)
+	if (!skb) {
+		err = -ENOMEM;
 		goto err_put;
+	}
 	if (sroce_opcode[op].mask & SROCE_HAS_AETH)
 		sroce_resp_aeth(qp, skb, op, SROCE_SYN_ACK |
 				SROCE_SYN_NO_CREDITS);
@@ -393,12 +416,12 @@ again:
 	res->psn = sroce_psn_add(res->psn, 1);
 	res->va += len;
 	res->len -= len;
-	return true;
+	return 0;
 
 err_put:
 	if (mr)
 		sroce_resp_mr_put(mr);
-	return false;
+	return err;
 }
 
 static void sroce_resp_atomic_ack(struct sroce_qp *qp,
@@ -424,7 +447,8 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp,
 enum sroce_serve {
 	SROCE_SERVE_DONE,	/* every answer of the entry is sent */
 	SROCE_SERVE_BUDGET,	/* the budget ran out: the worker goes on */
-	SROCE_SERVE_BLOCKED,	/* the netdev is full: its frees kick us */
+	/* The netdev is full (its frees kick us), or a page is faulted in. */
+	SROCE_SERVE_BLOCKED,
 };
 
 /* Has @res answers left to send? */
@@ -438,6 +462,8 @@ static enum sroce_serve sroce_resp_answer(struct sroce_qp *qp,
 					  struct sroce_rd_res *res,
 					  unsigned int *budget)
 {
+	int err;
+
 	while (sroce_rd_res_pending(res)) {
 		/* An earlier entry may have spent it all: this one waits. */
 		if (!*budget)
@@ -448,13 +474,18 @@ static enum sroce_serve sroce_resp_answer(struct sroce_qp *qp,
 		if (sroce_msg_is_atomic(res->op)) {
 			sroce_resp_atomic_ack(qp, res);
 			res->psn = sroce_psn_add(res->psn, 1);
-		} else if (!sroce_resp_read_packet(qp, res)) {
+		} else {
+			err = sroce_resp_read_packet(qp, res);
+			if (err == -EAGAIN)
+				return SROCE_SERVE_BLOCKED;
 			/*
 			 * The MR went away (or memory did): give the entry
 			 * up. The requester times out and asks again.
 			 */
-			res->psn = sroce_psn_add(res->stop_psn, 1);
-			break;
+			if (err) {
+				res->psn = sroce_psn_add(res->stop_psn, 1);
+				break;
+			}
 		}
 		--*budget;
 	}
@@ -683,9 +714,13 @@ static enum sroce_verdict sroce_resp_send(struct sroce_qp *qp,
 		return SROCE_RNR;
 	if (pkt->mask & SROCE_FIRST)
 		resp->off = 0;
-	err = sroce_payload_scatter(sdev, resp->pd, resp->rwqe->sge,
-				    resp->rwqe->num_sge, resp->off, pkt->skb,
-				    sroce_pkt_payoff(pkt), pkt->paylen);
+	err = sroce_payload_scatter(sdev, resp->pd, &resp->fault,
+				    resp->rwqe->sge, resp->rwqe->num_sge,
+				    resp->off, pkt->skb, sroce_pkt_payoff(pkt),
+				    pkt->paylen);
+	/* The receive WQE stays: the packet comes again after the wait. */
+	if (err == -EAGAIN)
+		return SROCE_RNR;
 	if (err) {
 		sroce_resp_complete(qp, pkt, err == -EMSGSIZE ?
 				    IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR,
@@ -710,21 +745,25 @@ static enum sroce_verdict sroce_resp_send(struct sroce_qp *qp,
 	return SROCE_ACCEPT;
 }
 
-/* Is a read's rkey good for the range its RETH asks for? */
-static bool sroce_resp_mr_ok(struct sroce_qp *qp,
-			     const struct sroce_reth *reth)
+/*
+ * Is a read's rkey good for the range its RETH asks for? An RNR NAK while
+ * a page of an ODP MR is faulted in: the request comes again after the
+ * wait, and is refused then if the fault failed.
+ */
+static enum sroce_verdict sroce_resp_mr_ok(struct sroce_qp *qp,
+					   const struct sroce_reth *reth)
 {
 	u32 len = be32_to_cpu(reth->len);
 	struct sroce_mr *mr;
 
 	if (!len)
-		return true;
+		return SROCE_ACCEPT;
 	mr = sroce_resp_mr(qp, qp->resp.pd, be32_to_cpu(reth->rkey),
 			   be64_to_cpu(reth->va), len, IB_ACCESS_REMOTE_READ);
-	if (!mr)
-		return false;
+	if (IS_ERR(mr))
+		return PTR_ERR(mr) == -EAGAIN ? SROCE_RNR : SROCE_NAK_ACCESS;
 	sroce_resp_mr_put(mr);
-	return true;
+	return SROCE_ACCEPT;
 }
 
 /* The write's MR is let go of: its message or its run is over. */
@@ -739,18 +778,23 @@ static void sroce_resp_put_wr_mr(struct sroce_qp *qp)
 /*
  * The MR the rest of the write message lands in, checked for all of it
  * at once and kept entered until the message or the run ends: the
- * packets after the first of a run need no lookup of their own.
+ * packets after the first of a run need no lookup of their own. The
+ * verdict when there is none: an RNR NAK while an ODP page is faulted in
+ * (the requester sends the packet again after the wait), else refused.
  */
-static struct sroce_mr *sroce_resp_wr_mr(struct sroce_qp *qp)
+static enum sroce_verdict sroce_resp_wr_mr(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
+	struct sroce_mr *mr;
 
-	if (!resp->wr_mr && resp->remaining)
-		resp->wr_mr = sroce_resp_mr(qp, resp->pd, resp->rkey,
-					    resp->va,
-					    resp->remaining,
-					    IB_ACCESS_REMOTE_WRITE);
-	return resp->wr_mr;
+	if (resp->wr_mr || !resp->remaining)
+		return SROCE_ACCEPT;
+	mr = sroce_resp_mr(qp, resp->pd, resp->rkey, resp->va,
+			   resp->remaining, IB_ACCESS_REMOTE_WRITE);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr) == -EAGAIN ? SROCE_RNR : SROCE_NAK_ACCESS;
+	resp->wr_mr = mr;
+	return SROCE_ACCEPT;
 }
 
 static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
@@ -758,7 +802,7 @@ static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 {
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_reth *reth;
-	struct sroce_mr *mr;
+	enum sroce_verdict v;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
 		return SROCE_NAK_INV;
@@ -769,8 +813,9 @@ static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 		resp->len = be32_to_cpu(reth->len);
 		resp->remaining = resp->len;
 		/* The whole range is checked once, before any byte lands. */
-		if (resp->len && !sroce_resp_wr_mr(qp))
-			return SROCE_NAK_ACCESS;
+		v = sroce_resp_wr_mr(qp);
+		if (v != SROCE_ACCEPT)
+			return v;
 	}
 	if (!sroce_resp_len_ok(qp, pkt) || pkt->paylen > resp->remaining ||
 	    (pkt->mask & SROCE_LAST && pkt->paylen != resp->remaining))
@@ -780,10 +825,10 @@ static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 	    !sroce_resp_take_rwqe(qp))
 		return SROCE_RNR;
 	if (pkt->paylen) {
-		mr = sroce_resp_wr_mr(qp);
-		if (!mr)
-			return SROCE_NAK_ACCESS;
-		if (sroce_mr_copy_from_skb(mr, resp->va, pkt->skb,
+		v = sroce_resp_wr_mr(qp);
+		if (v != SROCE_ACCEPT)
+			return v;
+		if (sroce_mr_copy_from_skb(resp->wr_mr, resp->va, pkt->skb,
 					   sroce_pkt_payoff(pkt), pkt->paylen))
 			return SROCE_NAK_INV;
 	}
@@ -808,12 +853,14 @@ static enum sroce_verdict sroce_resp_read(struct sroce_qp *qp,
 	struct sroce_rd_res *res;
 	u32 len = be32_to_cpu(reth->len);
 	u64 va = be64_to_cpu(reth->va);
+	enum sroce_verdict v;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ) ||
 	    len > SROCE_MAX_MSG_SZ)
 		return SROCE_NAK_INV;
-	if (!sroce_resp_mr_ok(qp, reth))
-		return SROCE_NAK_ACCESS;
+	v = sroce_resp_mr_ok(qp, reth);
+	if (v != SROCE_ACCEPT)
+		return v;
 	res = sroce_resp_new_res(qp);
 	if (!res)
 		return SROCE_NAK_INV;	/* more reads than agreed */
@@ -863,8 +910,8 @@ static enum sroce_verdict sroce_resp_word(struct sroce_qp *qp, u32 rkey,
 					  struct sroce_rd_res **res)
 {
 	*mr = sroce_resp_mr(qp, qp->resp.pd, rkey, va, sizeof(u64), access);
-	if (!*mr)
-		return SROCE_NAK_ACCESS;
+	if (IS_ERR(*mr))
+		return PTR_ERR(*mr) == -EAGAIN ? SROCE_RNR : SROCE_NAK_ACCESS;
 	*res = sroce_mr_aligned(*mr, va, sizeof(u64)) ?
 	       sroce_resp_new_res(qp) : NULL;
 	if (*res)
@@ -1150,10 +1197,11 @@ static void sroce_resp_answer_again(struct sroce_qp *qp,
 			return;
 	} else {
 		reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
+		/* Pages being faulted in: the answer waits for them. */
 		if (!sroce_rd_res_covers(res, be32_to_cpu(reth->rkey),
 					 be64_to_cpu(reth->va),
 					 be32_to_cpu(reth->len)) ||
-		    !sroce_resp_mr_ok(qp, reth))
+		    sroce_resp_mr_ok(qp, reth) == SROCE_NAK_ACCESS)
 			return;
 		stop = sroce_psn_add(pkt->psn,
 				     sroce_msg_npkts(be32_to_cpu(reth->len),

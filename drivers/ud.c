@@ -68,8 +68,12 @@ static void sroce_ud_complete(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, pkt->se);
 }
 
-/* Places GRH and payload; the IB status of the outcome. */
-static u8 sroce_ud_place(struct sroce_qp *qp, struct sroce_pkt *pkt)
+/*
+ * Places GRH and payload: 0, -EAGAIN while a page of an ODP MR is faulted
+ * in (the datagram is lost, the receive WQE kept), or the errno that
+ * completes the WQE in error.
+ */
+static int sroce_ud_place(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	const struct sroce_recv_wqe *rwqe = qp->resp.rwqe;
@@ -77,13 +81,21 @@ static u8 sroce_ud_place(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	int err;
 
 	sroce_ud_grh(pkt, grh);
-	err = sroce_payload_scatter_buf(sdev, qp->ibqp.pd, rwqe->sge,
-					rwqe->num_sge, grh, sizeof(grh));
+	err = sroce_payload_scatter_buf(sdev, qp->ibqp.pd, &qp->resp.fault,
+					rwqe->sge, rwqe->num_sge, grh,
+					sizeof(grh));
 	if (!err)
-		err = sroce_payload_scatter(sdev, qp->ibqp.pd, rwqe->sge,
-					    rwqe->num_sge, SROCE_GRH_BYTES,
-					    pkt->skb, sroce_pkt_payoff(pkt),
+		err = sroce_payload_scatter(sdev, qp->ibqp.pd, &qp->resp.fault,
+					    rwqe->sge, rwqe->num_sge,
+					    SROCE_GRH_BYTES, pkt->skb,
+					    sroce_pkt_payoff(pkt),
 					    pkt->paylen);
+	return err;
+}
+
+/* The IB status of a datagram placed with sroce_ud_place()'s @err. */
+static u8 sroce_ud_status(int err)
+{
 	if (err == -EMSGSIZE)
 		return IB_WC_LOC_LEN_ERR;
 	return err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
@@ -102,6 +114,7 @@ void sroce_ud_rx(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	enum sroce_counter drop = SROCE_CNT_RX_DROPPED;
 	u8 state;
+	int err;
 
 	spin_lock_bh(&qp->rq_lock);
 	state = READ_ONCE(qp->state);
@@ -122,9 +135,12 @@ void sroce_ud_rx(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		drop = SROCE_CNT_RX_BAD_MAD;
 		goto drop;
 	}
-	if (!sroce_resp_take_rwqe(qp))
+	if (!qp->resp.has_rwqe && !sroce_resp_take_rwqe(qp))
 		goto drop;
-	sroce_ud_complete(qp, pkt, sroce_ud_place(qp, pkt));
+	err = sroce_ud_place(qp, pkt);
+	if (err == -EAGAIN)
+		goto drop;
+	sroce_ud_complete(qp, pkt, sroce_ud_status(err));
 	spin_unlock_bh(&qp->rq_lock);
 	return;
 

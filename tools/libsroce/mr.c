@@ -105,7 +105,20 @@ static void sroce_unimport_mr(struct ibv_mr *ibmr)
 	free(verbs_get_mr(ibmr));
 }
 
+/*
+ * ibv_advise_mr(): bring ranges of on-demand paging MRs in before traffic
+ * needs them. The kernel does it (at once with IBV_ADVISE_MR_FLAG_FLUSH,
+ * else in the background); nothing of an MR lives in userspace.
+ */
+static int sroce_advise_mr(struct ibv_pd *pd,
+			   enum ibv_advise_mr_advice advice, uint32_t flags,
+			   struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
+}
+
 const struct verbs_context_ops sroce_mr_ops = {
+	.advise_mr = sroce_advise_mr,
 	.reg_mr = sroce_reg_mr,
 	.rereg_mr = sroce_rereg_mr,
 	.dereg_mr = sroce_dereg_mr,

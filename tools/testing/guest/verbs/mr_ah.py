@@ -154,6 +154,10 @@ def cmd_errors(ctx, pd, dev):
         "zero_based": (buf.addr, PAGE, LW | e.IBV_ACCESS_ZERO_BASED),
         "hugetlb": (buf.addr, PAGE, LW | e.IBV_ACCESS_HUGETLB),
         "on_demand": (buf.addr, PAGE, LW | e.IBV_ACCESS_ON_DEMAND),
+        "on_demand_mw_bind": (buf.addr, PAGE, LW | e.IBV_ACCESS_ON_DEMAND |
+                              e.IBV_ACCESS_MW_BIND),
+        "on_demand_zero_based": (buf.addr, PAGE, LW | e.IBV_ACCESS_ON_DEMAND |
+                                 e.IBV_ACCESS_ZERO_BASED),
         "flush_global": (buf.addr, PAGE, LW | (1 << 8)),
         "flush_persistent": (buf.addr, PAGE, LW | (1 << 9)),
         "unknown_bit19": (buf.addr, PAGE, LW | (1 << 19)),
