@@ -337,11 +337,12 @@ static struct sroce_mr *sroce_mr_alloc(struct ib_pd *ibpd, int access,
 
 static void sroce_mr_free(struct sroce_mr *mr)
 {
-	if (!mr->borrowed) {
-		/* An ODP umem's notifier clears @pages until it is released. */
+	if (mr->type == SROCE_MR_ODP) {
+		sroce_odp_free(mr);
+	} else if (!mr->borrowed) {
+		kvfree(mr->pages);
 		if (mr->umem)
 			ib_umem_release(mr->umem);
-		kvfree(mr->pages);
 	}
 	kfree_rcu(mr, rcu);
 }
@@ -398,8 +399,8 @@ static int sroce_mr_list_pages(struct sroce_mr *mr)
 }
 
 /**
- * sroce_mr_page() - the page an address of a user MR is in
- * @mr: a user MR
+ * sroce_mr_page() - the page an address of an MR is in
+ * @mr: a user, fast-registration or ODP MR (entered, for ODP)
  * @iova: an address sroce_mr_check() accepted for @mr
  * @off: where @iova is in the page
  *
@@ -411,6 +412,8 @@ struct page *sroce_mr_page(const struct sroce_mr *mr, u64 iova,
 {
 	u64 pos = iova - mr->iova + mr->page_off;
 
+	if (unlikely(!mr->pages))
+		return sroce_odp_page(mr, iova, off);
 	*off = offset_in_page(pos);
 	return mr->pages[pos >> PAGE_SHIFT];
 }
@@ -619,6 +622,9 @@ static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return ERR_PTR(-EINVAL);
 
+	/* Address 0, length U64_MAX: an implicit ODP MR (odp.c). */
+	if (access & IB_ACCESS_ON_DEMAND && !start && length == U64_MAX)
+		return sroce_odp_reg_mr(ibpd, start, length, iova, access);
 	err = sroce_mr_check_range(start, length, iova);
 	if (err)
 		return ERR_PTR(err);

@@ -14,6 +14,7 @@
 #include <rdma/ib_verbs.h>
 
 struct sroce_dev;
+struct sroce_odp;
 
 /*
  * A key is (24-bit index << 8) | 8-bit variant. The index names a slot in
@@ -98,7 +99,8 @@ enum sroce_mr_type {
  *	   ODP MR, the pages faulted in so far, NULL for the others
  * @npages: entries in @pages
  * @page_off: where @iova sits from the start of @pages[0]
- * @unmapping: an ODP MR's pages are being taken away: no user may start
+ * @odp: what an ODP MR has beyond a pinned one (odp.c); its @pages are
+ *	 NULL for an implicit MR, whose pages are found by sroce_odp_page()
  * @borrowed: @umem and @pages belong to another MR (re-registration
  *	      moved them to the MR that replaced this one): not freed with it
  * @nr_mw: memory windows bound to this MR, which may not be deregistered
@@ -134,7 +136,7 @@ struct sroce_mr {
 	struct page **pages;
 	unsigned long npages;
 	unsigned int page_off;
-	bool unmapping;
+	struct sroce_odp *odp;
 	bool borrowed;
 	atomic_t nr_mw;
 	spinlock_t mw_lock;	/* a window's binding */

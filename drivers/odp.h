@@ -13,6 +13,9 @@ struct sroce_mr;
 struct ib_mr *sroce_odp_reg_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access);
 bool sroce_odp_present(const struct sroce_mr *mr, u64 iova, u64 length);
+struct page *sroce_odp_page(const struct sroce_mr *mr, u64 iova,
+			    unsigned int *off);
+void sroce_odp_free(struct sroce_mr *mr);
 int sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 length, bool fault);
 void sroce_odp_caps(struct ib_device_attr *attr);
 int sroce_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
@@ -32,6 +35,14 @@ static inline bool sroce_odp_present(const struct sroce_mr *mr, u64 iova,
 {
 	return false;
 }
+
+static inline struct page *sroce_odp_page(const struct sroce_mr *mr,
+					  u64 iova, unsigned int *off)
+{
+	return NULL;
+}
+
+static inline void sroce_odp_free(struct sroce_mr *mr) {}
 
 static inline int sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 length,
 				  bool fault)

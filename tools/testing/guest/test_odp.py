@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """On-demand paging: an ODP MR follows the process's mapping under traffic
-(verbs/odp.py, an RC pair looped back through the guest's own GID).
+(verbs/odp.py, an RC pair looped back through the guest's own GID), for
+an MR of a range (explicit) and for the whole address space (implicit).
 
 Each round maps another memory file over the MR's addresses while reads
 of every page are outstanding; afterwards the peer reads the new file's
@@ -28,13 +29,14 @@ WC_SUCCESS, WC_REM_ACCESS_ERR = 0, 10
 
 
 @pytest.mark.sroce("checks libsroce, which serves sroce devices only")
-def test_odp_follows_remap(bench):
+@pytest.mark.parametrize("kind", ["explicit", "implicit"])
+def test_odp_follows_remap(bench, kind):
     a = bench.a
     dev = bench.attach(a, "sroce0")
     idx = a.gid_index(dev)
     before = rdma.counters(a, dev)
     out = a.run(f"/usr/bin/python3 -m tools.testing.guest.verbs.odp {dev} "
-                f"{idx} {ROUNDS}", timeout=240).out
+                f"{idx} {ROUNDS} {kind}", timeout=240).out
     r = json.loads(out.strip().splitlines()[-1])
     after = rdma.counters(a, dev)
 

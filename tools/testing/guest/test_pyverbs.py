@@ -34,9 +34,10 @@ MUST_RUN = ["MWTest", "test_qp_ex_rc_bind_mw", "CQEXAPITest",
             "test_xrc_atomic_cmp_and_swap",
             # ibv_import_device(), ibv_import_pd(), ibv_import_mr().
             "test_imported_rc_ex_rdma_write",
-            # On-demand paging, explicit MRs (implicit ones, the whole
-            # address space, are not offered: their three tests skip).
-            "test_odp_rc_traffic", "test_odp_rc_atomic_cmp_and_swp",
+            # On-demand paging, of ranges and of the whole address space.
+            "test_odp_rc_traffic", "test_odp_implicit_rc_traffic",
+            "test_odp_implicit_sync_prefetch_rc_traffic",
+            "test_odp_implicit_async_prefetch_rc_traffic", "test_odp_rc_atomic_cmp_and_swp",
             "test_odp_rc_atomic_fetch_and_add", "test_odp_rc_rdma_read",
             "test_odp_rc_rdma_write", "test_odp_ud_traffic",
             "test_odp_xrc_traffic", "test_odp_rc_srq_traffic",
@@ -70,8 +71,6 @@ SKIPS = {
     # give: the real-time timestamp test runs).
     "Create Extended CQ is not supported": "a device clock's timestamps",
     "Query device real time is not supported": "a device clock",
-    # The whole address space as one MR: explicit ODP MRs only.
-    "ODP implicit is not supported": "implicit on-demand paging",
 }
 
 PREP = r"""

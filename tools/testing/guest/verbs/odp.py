@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """On-demand paging MRs through libsroce, on RC QPs looped back on one guest.
 
-    python3 -m tools.testing.guest.verbs.odp DEV GID_INDEX ROUNDS
+    python3 -m tools.testing.guest.verbs.odp DEV GID_INDEX ROUNDS KIND
                                               (from the repo top)
 
-An ODP MR covers a shared mapping of one of two memory files, A and B,
-each filled with its own byte. A peer's reads and writes go through the
+KIND explicit: an ODP MR covers a shared mapping of one of two memory
+files, A and B; implicit: the MR is the whole address space (ibv_reg_mr()
+of address 0, length SIZE_MAX), which the mapping is part of. Each file
+is filled with its own byte. A peer's reads and writes go through the
 MR's rkey, and the MR is also the source of writes into a pinned MR.
 Each round maps the other file over the same addresses (MAP_FIXED) while
 reads of every page are still outstanding, then checks that what the
@@ -90,11 +92,14 @@ def one(b, cli, op, sge, rkey, addr):
     return poll(b, 1)
 
 
-def run(b, rounds):
+def run(b, rounds, kind):
     out = {"rounds": [], "bad_status": []}
     files = [memfile(0xaa), memfile(0xbb)]
     base = map_at(files[0])
-    odp = MR(b.pd, SIZE, ODP, address=base)
+    if kind == "implicit":
+        odp = MR(b.pd, SIZE, ODP, implicit=True)
+    else:
+        odp = MR(b.pd, SIZE, ODP, address=base)
     buf = MR(b.pd, SIZE, e.IBV_ACCESS_LOCAL_WRITE |
              e.IBV_ACCESS_REMOTE_WRITE)
     cli, _ = b.loopback_pair()
@@ -142,9 +147,9 @@ def run(b, rounds):
 
 
 def main():
-    dev, gid_index, rounds = sys.argv[1:4]
+    dev, gid_index, rounds, kind = sys.argv[1:5]
     b = Bench(dev, int(gid_index), None)
-    print(json.dumps(run(b, int(rounds))))
+    print(json.dumps(run(b, int(rounds), kind)))
 
 
 if __name__ == "__main__":
