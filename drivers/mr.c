@@ -275,11 +275,10 @@ static void sroce_mr_wait_idle(struct sroce_mr *mr)
  * A memory window is never used directly: only a responder resolves its
  * key, to the MR it is bound to (sroce_mw_get_mr()).
  *
+ * Whether an ODP MR's pages are there is sroce_mr_present()'s to say.
+ *
  * Return: 0; -EACCES when @mr is in another PD, lacks a needed right or
- * is a window; -ERANGE when [@iova, @iova + @length) is not all inside @mr;
- * -EAGAIN when it is, but the range of an ODP MR is not all faulted in
- * (see "on-demand paging" in odp.c). For its pages to be used, the check
- * must come after sroce_mr_enter().
+ * is a window; -ERANGE when [@iova, @iova + @length) is not all inside @mr.
  */
 int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
 		   u64 iova, u64 length, u32 access)
@@ -295,8 +294,6 @@ int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
 	if (iova < mr->iova || length > mr->length ||
 	    iova - mr->iova > mr->length - length)
 		return -ERANGE;
-	if (mr->type == SROCE_MR_ODP && !sroce_odp_present(mr, iova, length))
-		return -EAGAIN;
 	return 0;
 }
 

@@ -13,6 +13,8 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
+#include "odp.h"
+
 struct sroce_dev;
 struct sroce_odp;
 
@@ -170,6 +172,25 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_mr_table *t, u32 key);
 struct sroce_mr *sroce_mr_get_index(struct sroce_mr_table *t, u32 key);
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
 void sroce_mr_put(struct sroce_mr *mr);
+/**
+ * sroce_mr_present() - may the pages of a range be used now?
+ * @mr: an MR sroce_mr_check() accepted the range for, entered
+ * @iova: first byte
+ * @length: bytes
+ *
+ * Always for every MR but an ODP one, whose pages come and go (odp.c).
+ *
+ * Context: any; between sroce_mr_enter() and sroce_mr_leave().
+ * Return: 0, or -EAGAIN when a page must be faulted in first.
+ */
+static inline int sroce_mr_present(const struct sroce_mr *mr, u64 iova,
+				   u64 length)
+{
+	if (mr->type != SROCE_MR_ODP || sroce_odp_present(mr, iova, length))
+		return 0;
+	return -EAGAIN;
+}
+
 void sroce_mr_enter(struct sroce_mr *mr);
 void sroce_mr_leave(struct sroce_mr *mr);
 int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,

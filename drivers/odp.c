@@ -29,8 +29,8 @@
  * SROCE_ODP_CHUNK bytes, with a umem and pointers of its own, the first
  * time an access or a prefetch reaches that part of the address space.
  *
- * The data path never sleeps, so it never faults: sroce_mr_check() of a
- * range with a page missing says -EAGAIN, and the QP asks for the range
+ * The data path never sleeps, so it never faults: sroce_mr_present() of
+ * a range with a page missing says -EAGAIN, and the QP asks for the range
  * in process context (fault.c) and tries again once it is there. The
  * responder answers a write, send, atomic or read request it cannot serve
  * with an RNR NAK, as ODP hardware does, and holds back the answer of a
@@ -536,7 +536,7 @@ static struct sroce_mr *sroce_advise_sge(struct sroce_dev *sdev,
 	if (!mr)
 		return ERR_PTR(-ENOENT);
 	err = sroce_mr_check(mr, pd, sge->addr, sge->length, access);
-	if (mr->type != SROCE_MR_ODP || (err && err != -EAGAIN)) {
+	if (mr->type != SROCE_MR_ODP || err) {
 		sroce_mr_put(mr);
 		return ERR_PTR(-EINVAL);
 	}

@@ -131,10 +131,12 @@ static int sroce_sge_walk(struct sroce_dev *sdev, const struct ib_pd *pd,
 		sroce_mr_enter(mr);
 		err = sroce_mr_check(mr, pd, sge[i].addr + off, n, access);
 		if (!err)
-			err = fn(mr, sge[i].addr + off, n, ctx);
-		else if (err == -EAGAIN)
+			err = sroce_mr_present(mr, sge[i].addr + off, n);
+		if (err == -EAGAIN)
 			err = sroce_fault_ask(fault, mr, sge[i].lkey,
 					      sge[i].addr + off, n);
+		if (!err)
+			err = fn(mr, sge[i].addr + off, n, ctx);
 		sroce_mr_leave(mr);
 		sroce_mr_put(mr);
 		if (err)
@@ -290,8 +292,7 @@ int sroce_sge_check(struct sroce_dev *sdev, const struct ib_pd *pd,
 		err = sroce_mr_check(mr, pd, sge[i].addr, sge[i].length,
 				     access);
 		sroce_mr_put(mr);
-		/* Pages of an ODP MR are faulted in when the data needs them. */
-		if (err && err != -EAGAIN)
+		if (err)
 			return err;
 	}
 	return 0;

@@ -325,16 +325,17 @@ static void sroce_resp_nak(struct sroce_qp *qp, u8 syn, u32 psn)
 }
 
 /*
- * Looks up @rkey for @len bytes at @va with @access. An rkey may name a
- * memory window: the access then goes to the MR it is bound to, so what
- * follows is the same either way. The MR is entered (sroce_mr_enter())
- * until sroce_resp_mr_put(): an invalidation waits for the copy in
- * between. Returns the MR, or ERR_PTR(-EAGAIN) while a page of an ODP MR
- * is being faulted in, or another ERR_PTR() when the access is refused.
+ * Looks up @rkey for @len bytes at @va with @access, the first @need of
+ * them to be used now. An rkey may name a memory window: the access then
+ * goes to the MR it is bound to, so what follows is the same either way.
+ * The MR is entered (sroce_mr_enter()) until sroce_resp_mr_put(): an
+ * invalidation waits for the copy in between. Returns the MR, or
+ * ERR_PTR(-EAGAIN) while a page of an ODP MR is being faulted in (the
+ * fault is for all @len), or another ERR_PTR() when the access is refused.
  */
 static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp,
 				      const struct ib_pd *pd, u32 rkey, u64 va,
-				      u32 len, u32 access)
+				      u32 len, u32 need, u32 access)
 {
 	struct sroce_mr *mr = sroce_mr_get(to_sdev(qp->ibqp.device), rkey);
 	int err;
@@ -348,6 +349,8 @@ static struct sroce_mr *sroce_resp_mr(struct sroce_qp *qp,
 	}
 	sroce_mr_enter(mr);
 	err = sroce_mr_check(mr, pd, va, len, access);
+	if (!err)
+		err = sroce_mr_present(mr, va, need);
 	if (err == -EAGAIN)
 		err = sroce_fault_ask(&qp->resp.fault, mr, rkey, va, len);
 	if (err) {
@@ -385,7 +388,7 @@ static int sroce_resp_read_packet(struct sroce_qp *qp,
 	     first ? SROCE_OP_READ_RESP_FIRST :
 	     last ? SROCE_OP_READ_RESP_LAST : SROCE_OP_READ_RESP_MIDDLE;
 	if (len) {
-		mr = sroce_resp_mr(qp, res->pd, res->rkey, res->va, len,
+		mr = sroce_resp_mr(qp, res->pd, res->rkey, res->va, len, len,
 				   IB_ACCESS_REMOTE_READ);
 		if (IS_ERR(mr))
 			return PTR_ERR(mr);
@@ -759,7 +762,7 @@ static enum sroce_verdict sroce_resp_mr_ok(struct sroce_qp *qp,
 	if (!len)
 		return SROCE_ACCEPT;
 	mr = sroce_resp_mr(qp, qp->resp.pd, be32_to_cpu(reth->rkey),
-			   be64_to_cpu(reth->va), len, IB_ACCESS_REMOTE_READ);
+			   be64_to_cpu(reth->va), len, len, IB_ACCESS_REMOTE_READ);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr) == -EAGAIN ? SROCE_RNR : SROCE_NAK_ACCESS;
 	sroce_resp_mr_put(mr);
@@ -778,23 +781,39 @@ static void sroce_resp_put_wr_mr(struct sroce_qp *qp)
 /*
  * The MR the rest of the write message lands in, checked for all of it
  * at once and kept entered until the message or the run ends: the
- * packets after the first of a run need no lookup of their own. The
- * verdict when there is none: an RNR NAK while an ODP page is faulted in
- * (the requester sends the packet again after the wait), else refused.
+ * packets after the first of a run need no lookup of their own. Its next
+ * @need bytes are to be written now: an ODP MR's pages for them must be
+ * there. The verdict when they cannot be: an RNR NAK while a page is
+ * faulted in (the requester sends the packet again after the wait), else
+ * refused.
  */
-static enum sroce_verdict sroce_resp_wr_mr(struct sroce_qp *qp)
+static enum sroce_verdict sroce_resp_wr_mr(struct sroce_qp *qp, u32 need)
 {
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_mr *mr;
+	int err = 0;
 
-	if (resp->wr_mr || !resp->remaining)
+	if (!resp->remaining)
 		return SROCE_ACCEPT;
-	mr = sroce_resp_mr(qp, resp->pd, resp->rkey, resp->va,
-			   resp->remaining, IB_ACCESS_REMOTE_WRITE);
-	if (IS_ERR(mr))
-		return PTR_ERR(mr) == -EAGAIN ? SROCE_RNR : SROCE_NAK_ACCESS;
-	resp->wr_mr = mr;
-	return SROCE_ACCEPT;
+	if (!resp->wr_mr) {
+		mr = sroce_resp_mr(qp, resp->pd, resp->rkey, resp->va,
+				   resp->remaining, need,
+				   IB_ACCESS_REMOTE_WRITE);
+		if (IS_ERR(mr))
+			err = PTR_ERR(mr);
+		else
+			resp->wr_mr = mr;
+	} else {
+		/* Per packet: a page may have gone since the last. */
+		err = sroce_mr_present(resp->wr_mr, resp->va, need);
+		if (err)
+			err = sroce_fault_ask(&resp->fault, resp->wr_mr,
+					      resp->rkey, resp->va,
+					      resp->remaining);
+	}
+	if (!err)
+		return SROCE_ACCEPT;
+	return err == -EAGAIN ? SROCE_RNR : SROCE_NAK_ACCESS;
 }
 
 static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
@@ -813,7 +832,7 @@ static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 		resp->len = be32_to_cpu(reth->len);
 		resp->remaining = resp->len;
 		/* The whole range is checked once, before any byte lands. */
-		v = sroce_resp_wr_mr(qp);
+		v = sroce_resp_wr_mr(qp, 0);
 		if (v != SROCE_ACCEPT)
 			return v;
 	}
@@ -825,7 +844,7 @@ static enum sroce_verdict sroce_resp_write(struct sroce_qp *qp,
 	    !sroce_resp_take_rwqe(qp))
 		return SROCE_RNR;
 	if (pkt->paylen) {
-		v = sroce_resp_wr_mr(qp);
+		v = sroce_resp_wr_mr(qp, pkt->paylen);
 		if (v != SROCE_ACCEPT)
 			return v;
 		if (sroce_mr_copy_from_skb(resp->wr_mr, resp->va, pkt->skb,
@@ -909,7 +928,8 @@ static enum sroce_verdict sroce_resp_word(struct sroce_qp *qp, u32 rkey,
 					  struct sroce_mr **mr,
 					  struct sroce_rd_res **res)
 {
-	*mr = sroce_resp_mr(qp, qp->resp.pd, rkey, va, sizeof(u64), access);
+	*mr = sroce_resp_mr(qp, qp->resp.pd, rkey, va, sizeof(u64),
+			    sizeof(u64), access);
 	if (IS_ERR(*mr))
 		return PTR_ERR(*mr) == -EAGAIN ? SROCE_RNR : SROCE_NAK_ACCESS;
 	*res = sroce_mr_aligned(*mr, va, sizeof(u64)) ?
