@@ -198,6 +198,10 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 			break;
 		swqe->done = true;
 	}
+	/* Slow start: each acknowledged packet opens the window by one. */
+	req->cwnd = min_t(u32, req->cwnd + ((next - req->acked) &
+					    SROCE_BTH_PSN_MASK),
+			  SROCE_MAX_INFLIGHT);
 	req->acked = next;
 	sroce_cc_acked(&qp->cc, next);
 	return true;
@@ -224,6 +228,8 @@ static void sroce_comp_retry(struct sroce_qp *qp)
 		return;
 	}
 	req->retry--;
+	/* See SROCE_MIN_INFLIGHT. */
+	req->cwnd = SROCE_MIN_INFLIGHT;
 	sroce_count(sdev, SROCE_CNT_RETRANSMITS);
 	trace_sroce_retransmit(qp, req->acked, SROCE_RESEND_TIMEOUT);
 	/* A read or atomic asked for again: see sroce_req_rd_limit(). */

@@ -92,6 +92,8 @@ struct sroce_swqe {
  * @nak_seen: @nak_psn is valid
  * @sqd_notify: in SQD, raise IB_EVENT_SQ_DRAINED once every message
  *		started has completed
+ * @cwnd: packets past @acked that may be sent: SROCE_MAX_INFLIGHT, or
+ *	  less while it grows back after a retransmit timeout
  * @fault_rewind: an answer was dropped for want of an ODP page: once
  *		  @fault is done, ask for it again
  * @fault: a page of an ODP MR the requester or completer waits for
@@ -105,6 +107,7 @@ struct sroce_req {
 	u32 acked;
 	u32 rd_out;
 	u32 noack;
+	u32 cwnd;
 	u8 retry;
 	u8 rnr_retry;
 	bool rnr_wait;

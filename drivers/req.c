@@ -133,6 +133,7 @@ void sroce_req_start(struct sroce_qp *qp)
 	req->noack = 0;
 	req->max_psn = a->sq_psn;
 	req->acked = a->sq_psn;
+	req->cwnd = SROCE_MAX_INFLIGHT;
 	req->mtu = sroce_qp_is_ud(qp) ?
 		   ib_mtu_enum_to_int(to_sdev(qp->ibqp.device)->port.active_mtu) :
 		   ib_mtu_enum_to_int(a->path_mtu);
@@ -529,6 +530,20 @@ static int sroce_req_send_rd(struct sroce_qp *qp, struct sroce_swqe *swqe)
  * ask now: the responder holds a packet that asks for nothing until one
  * that does comes, and a Local Invalidate waits for this ACK.
  */
+/*
+ * Is the packet at req->psn the last the window allows before an
+ * acknowledgment? It asks for one then, or nothing would come back
+ * until the timer (the window is not a multiple of SROCE_ACK_EVERY
+ * while it grows).
+ */
+static bool sroce_req_window_ends(const struct sroce_qp *qp)
+{
+	const struct sroce_req *req = &qp->req;
+
+	return sroce_psn_cmp(sroce_psn_add(req->psn, 1),
+			     sroce_psn_add(req->acked, req->cwnd)) >= 0;
+}
+
 static bool sroce_req_data_follows(struct sroce_qp *qp, bool last_turn)
 {
 	struct sroce_req *req = &qp->req;
@@ -537,8 +552,7 @@ static bool sroce_req_data_follows(struct sroce_qp *qp, bool last_turn)
 	if (last_turn || READ_ONCE(qp->state) != IB_QPS_RTS)
 		return false;
 	if (atomic_read(&qp->ref->inflight) + 1 >= SROCE_INFLIGHT_HIGH ||
-	    sroce_psn_cmp(sroce_psn_add(req->psn, 1),
-			  sroce_psn_add(req->acked, SROCE_MAX_INFLIGHT)) >= 0)
+	    sroce_req_window_ends(qp))
 		return false;
 	if (req->cur + 1 == req->head &&
 	    (READ_ONCE(qp->sq.q.hdr->prod) == req->head ||
@@ -574,7 +588,8 @@ static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe,
 	 * A message the run follows with another asks for none at its end.
 	 */
 	ack_req = rc && ((last && !sroce_req_data_follows(qp, last_turn)) ||
-			 req->noack + 1 >= SROCE_ACK_EVERY);
+			 req->noack + 1 >= SROCE_ACK_EVERY ||
+			 sroce_req_window_ends(qp));
 	err = sroce_req_packet(qp, swqe, op, req->off, len, ack_req);
 	if (err)
 		return err;
@@ -636,8 +651,7 @@ static bool sroce_req_may_send(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		return false;
 	if (!sroce_qp_req_rc(qp))
 		return true;
-	if (sroce_psn_cmp(req->psn,
-			  sroce_psn_add(req->acked, SROCE_MAX_INFLIGHT)) >= 0)
+	if (sroce_psn_cmp(req->psn, sroce_psn_add(req->acked, req->cwnd)) >= 0)
 		return false;
 	if (req->off)
 		return true;

@@ -16,6 +16,17 @@ struct work_struct;
 /* Unacknowledged packets a QP may have on the wire. */
 #define SROCE_MAX_INFLIGHT	256
 /*
+ * The window after a retransmit timeout: whatever was in flight is sent
+ * again from the oldest packet, but only this many at first, and the
+ * window grows back by what each acknowledgment covers (TCP's slow start
+ * after its retransmit timeout). A timeout fired either for a loss or for
+ * a path slower than the timeout; in the second case a whole window sent
+ * again reaches the responder as duplicates it must wade through before
+ * it can acknowledge anything new, which costs the next timeout too: on
+ * a slow enough path the retries run out with nothing lost.
+ */
+#define SROCE_MIN_INFLIGHT	16
+/*
  * A requester asks for an ACK on the last packet of a message that nothing
  * queued follows, and once in this many packets: as rdma_rxe does within a
  * message, so a 64-packet message costs the responder one ACK and the

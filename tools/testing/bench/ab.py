@@ -1,6 +1,6 @@
 """Two builds of sroce.ko side by side in one boot of the guests:
   /usr/bin/python3 -m tools.testing.bench.ab [--old REF] [--rounds 2]
-      [--runs ib_write_bw:64:20000,ib_send_lat:2:2000,...]
+      [--runs ib_write_bw:64:20000,ib_send_lat:2:2000,...] [--lossy]
 
 --old REF (a git revision, default HEAD~1) is built from its own tree
 (git archive into build/ab/REF/) and compared with the work tree's
@@ -11,7 +11,9 @@ perftest program from guest B (client, requester) to guest A (server,
 responder) at one size for a fixed number of iterations; for each the
 report gives both builds' figures (MB/s and Mpps, or typical latency in
 µs), their median ratio new/old, and the counters that explain it (A's
-ACKs sent, both sides' retransmissions).
+ACKs sent, both sides' retransmissions). --lossy puts make bench's netem
+profile (perf.NETEM: delay, loss, duplication, reordering) on both
+guests' eth0 for every run.
 
 A change to the data path is judged by this before make bench: the two
 drivers of make bench are sroce and rxe, and days differ by 2x.
@@ -24,6 +26,7 @@ import subprocess
 from .guests import BUILD, TOP, Bench, install_signal_handlers
 from .lib import perftest as pt
 from .lib.rdma import counters
+from .perf import NETEM
 
 DEFAULT_RUNS = ("ib_write_bw:64:20000,ib_send_bw:64:20000,ib_write_bw:65536:400,"
                 "ib_send_lat:2:2000,ib_write_lat:2:2000")
@@ -122,6 +125,8 @@ def main():
     ap.add_argument("--old", default="HEAD~1")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--runs", default=DEFAULT_RUNS)
+    ap.add_argument("--lossy", action="store_true",
+                    help=f"both guests' eth0 behind {NETEM!r}")
     args = ap.parse_args()
     runs = parse_runs(args.runs)
     new_ko = os.path.join(TOP, "sroce.ko")
@@ -133,6 +138,9 @@ def main():
     install_signal_handlers()
     problems = 0
     with Bench() as bench:
+        if args.lossy:
+            for g in (bench.a, bench.b):
+                g.run(f"tc qdisc replace dev eth0 root {NETEM}")
         for r in range(args.rounds):
             for build in (("old", "new") if r % 2 == 0 else ("new", "old")):
                 devs = load(bench, kos[build])
