@@ -429,7 +429,8 @@ static int sroce_req_payload(struct sroce_qp *qp, struct sroce_swqe *swqe,
 		return 0;
 	}
 	return sroce_payload_gather(to_sdev(qp->ibqp.device), qp->ibqp.pd,
-				    &qp->req.fault, skb, dst, w->sge, w->num_sge, off, len);
+				    &qp->req.fault, skb, dst, w->sge, w->num_sge,
+				    off, len);
 }
 
 /**
@@ -521,16 +522,6 @@ static int sroce_req_send_rd(struct sroce_qp *qp, struct sroce_swqe *swqe)
 }
 
 /*
- * Does this run go on, right after cur's last packet, with the next WQE, a
- * send or write posted and sound? Then that packet need not ask for an
- * ACK: a later one of the run does, and ACKs are cumulative. The next WQE
- * is fetched here if it was not yet (the run would fetch it next).
- * Anything else after a message, or nothing, or a run that stops here
- * (its budget, the netdev's queue or the window full, a fence), has it
- * ask now: the responder holds a packet that asks for nothing until one
- * that does comes, and a Local Invalidate waits for this ACK.
- */
-/*
  * Is the packet at req->psn the last the window allows before an
  * acknowledgment? It asks for one then, or nothing would come back
  * until the timer (the window is not a multiple of SROCE_ACK_EVERY
@@ -544,6 +535,16 @@ static bool sroce_req_window_ends(const struct sroce_qp *qp)
 			     sroce_psn_add(req->acked, req->cwnd)) >= 0;
 }
 
+/*
+ * Does this run go on, right after cur's last packet, with the next WQE, a
+ * send or write posted and sound? Then that packet need not ask for an
+ * ACK: a later one of the run does, and ACKs are cumulative. The next WQE
+ * is fetched here if it was not yet (the run would fetch it next).
+ * Anything else after a message, or nothing, or a run that stops here
+ * (its budget, the netdev's queue or the window full, a fence), has it
+ * ask now: the responder holds a packet that asks for nothing until one
+ * that does comes, and a Local Invalidate waits for this ACK.
+ */
 static bool sroce_req_data_follows(struct sroce_qp *qp, bool last_turn)
 {
 	struct sroce_req *req = &qp->req;
