@@ -257,8 +257,11 @@ void sroce_mr_leave(struct sroce_mr *mr)
 	atomic_dec(&mr->busy);
 }
 
-/* Waits for the users that entered before @valid was cleared. */
-static void sroce_mr_wait_idle(struct sroce_mr *mr)
+/*
+ * Waits for the users that entered before @valid was cleared (or an ODP
+ * MR's pages were taken away).
+ */
+void sroce_mr_wait_idle(struct sroce_mr *mr)
 {
 	while (atomic_read_acquire(&mr->busy))
 		cpu_relax();

@@ -193,6 +193,7 @@ static inline int sroce_mr_present(const struct sroce_mr *mr, u64 iova,
 
 void sroce_mr_enter(struct sroce_mr *mr);
 void sroce_mr_leave(struct sroce_mr *mr);
+void sroce_mr_wait_idle(struct sroce_mr *mr);
 int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
 		   u64 iova, u64 length, u32 access);
 int sroce_mr_check_access_flags(int access);

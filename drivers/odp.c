@@ -89,12 +89,6 @@ static unsigned long sroce_odp_index(struct ib_umem_odp *odp,
 	return (addr - ib_umem_start(odp)) >> PAGE_SHIFT;
 }
 
-static void sroce_odp_wait_idle(struct sroce_mr *mr)
-{
-	while (atomic_read_acquire(&mr->busy))
-		cpu_relax();
-}
-
 /*
  * The mmu interval notifier's callback: [range->start, range->end) of the
  * process's mapping is about to change. Nothing may reach those pages
@@ -124,7 +118,7 @@ static bool sroce_odp_invalidate(struct mmu_interval_notifier *mni,
 		mr = chunk->mr;
 		atomic_inc(&mr->odp->unmapping);
 		smp_mb__after_atomic(); /* pairs with sroce_mr_enter() */
-		sroce_odp_wait_idle(mr);
+		sroce_mr_wait_idle(mr);
 		for (i = sroce_odp_index(odp, start);
 		     i < sroce_odp_index(odp, end); i++)
 			WRITE_ONCE(chunk->pages[i], NULL);
@@ -266,8 +260,7 @@ int sroce_odp_fault(struct sroce_mr *mr, u64 iova, u64 length, bool fault)
 	int err;
 
 	if (mr->type != SROCE_MR_ODP || !length ||
-	    iova < mr->iova || length > mr->length ||
-	    iova - mr->iova > mr->length - length)
+	    sroce_mr_check(mr, mr->pd, iova, length, 0))
 		return -EINVAL;
 	addr = mr->umem->address + (iova - mr->iova);
 	if (!mr->odp->implicit) {
