@@ -29,7 +29,8 @@ static void sroce_fault_work(struct work_struct *work)
 	err = sroce_odp_fault(mr, iova, length, true);
 
 	spin_lock_bh(&f->lock);
-	f->state = err ? SROCE_FAULT_FAILED : SROCE_FAULT_IDLE;
+	f->state = err && !f->forgotten ? SROCE_FAULT_FAILED : SROCE_FAULT_IDLE;
+	f->forgotten = false;
 	f->mr = NULL;
 	spin_unlock_bh(&f->lock);
 	sroce_mr_put(mr);
@@ -64,9 +65,31 @@ void sroce_fault_stop(struct sroce_fault *f)
 	mr = f->mr;
 	f->mr = NULL;
 	f->state = SROCE_FAULT_IDLE;
+	f->forgotten = false;
 	spin_unlock_bh(&f->lock);
 	if (mr)
 		sroce_mr_put(mr);
+}
+
+/**
+ * sroce_fault_forget() - the QP half was reset: no access waits any more
+ * @f: the fault
+ *
+ * A failure is the answer of the access that asked; after RESET that
+ * access is gone, and telling it to the QP's next life would fail a
+ * well-formed request there. A pending fault runs on (its MR stays held
+ * until then), but its failure is not kept.
+ *
+ * Context: the half's lock held, BH disabled.
+ */
+void sroce_fault_forget(struct sroce_fault *f)
+{
+	spin_lock(&f->lock);
+	if (f->state == SROCE_FAULT_FAILED)
+		f->state = SROCE_FAULT_IDLE;
+	else if (f->state == SROCE_FAULT_PENDING)
+		f->forgotten = true;
+	spin_unlock(&f->lock);
 }
 
 /**

@@ -35,6 +35,8 @@ enum sroce_fault_state {
  *	 accesses by this key only)
  * @iova: first byte of the range
  * @length: its bytes
+ * @forgotten: the QP half was reset while the fault ran: its failure
+ *	       answers nothing (the access that asked is gone)
  * @done: tells the QP half the fault is over (success or not)
  *
  * One at a time per half: a QP waits for the range its next packet needs,
@@ -49,11 +51,13 @@ struct sroce_fault {
 	u32 key;
 	u64 iova;
 	u32 length;
+	bool forgotten;
 	sroce_fault_done_fn done;
 };
 
 void sroce_fault_init(struct sroce_fault *f, sroce_fault_done_fn done);
 void sroce_fault_stop(struct sroce_fault *f);
+void sroce_fault_forget(struct sroce_fault *f);
 int sroce_fault_ask(struct sroce_fault *f, struct sroce_mr *mr, u32 key,
 		    u64 iova, u32 length);
 

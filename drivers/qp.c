@@ -314,7 +314,9 @@ static int sroce_qp_init_runtime(struct sroce_qp *qp, struct ib_udata *udata,
 	err = sroce_resp_set_res(qp, 1);
 	if (err)
 		goto err_resp;
+	spin_lock_bh(&qp->sq_lock);
 	sroce_req_reset(qp);
+	spin_unlock_bh(&qp->sq_lock);
 	return 0;
 
 err_resp:

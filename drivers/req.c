@@ -79,10 +79,17 @@ static void sroce_req_set_doorbell(struct sroce_qp *qp, bool on)
 	WRITE_ONCE(*flags, on ? SROCE_QUEUE_F_DOORBELL : 0);
 }
 
-/* Forgets everything sent: the ring was emptied (RESET). */
+/*
+ * Forgets everything sent: the ring was emptied (RESET, or the error
+ * state's flush).
+ *
+ * Context: sq_lock held.
+ */
 void sroce_req_reset(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->sq_lock);
 
 	req->head = qp->sq.cons;
 	req->cur = qp->sq.cons;
@@ -90,6 +97,8 @@ void sroce_req_reset(struct sroce_qp *qp)
 	req->rd_out = 0;
 	req->rnr_wait = false;
 	req->nak_seen = false;
+	req->fault_rewind = false;
+	sroce_fault_forget(&req->fault);
 	sroce_cc_reset(qp);
 	sroce_req_set_doorbell(qp, true);
 }

@@ -154,6 +154,7 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	resp->ackreq_ns = 0;
 	resp->res_head = 0;
 	resp->res_send = 0;
+	sroce_fault_forget(&resp->fault);
 	if (resp->res)
 		memset(resp->res, 0, resp->nres * sizeof(*resp->res));
 }

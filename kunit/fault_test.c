@@ -106,10 +106,38 @@ static void stop_gives_the_mr_back(struct kunit *test)
 	KUNIT_EXPECT_LE(test, fx->done, 1);
 }
 
+/* RESET: the QP's next life is not told its last life's failure. */
+static void reset_forgets_a_failure(struct kunit *test)
+{
+	struct fault_fixture *fx = fault_fixture(test);
+
+	KUNIT_EXPECT_EQ(test, ask_bh(fx, 0x500, 0x1000, 4096), -EAGAIN);
+	flush_work(&fx->f.work);
+	KUNIT_EXPECT_EQ(test, fx->f.state, SROCE_FAULT_FAILED);
+	local_bh_disable();
+	sroce_fault_forget(&fx->f);
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, ask_bh(fx, 0x500, 0x1000, 4096), -EAGAIN);
+
+	/* Reset while that fault runs: its failure is not kept either. */
+	local_bh_disable();
+	sroce_fault_forget(&fx->f);
+	local_bh_enable();
+	flush_work(&fx->f.work);
+	KUNIT_EXPECT_EQ(test, fx->f.state, SROCE_FAULT_IDLE);
+	KUNIT_EXPECT_EQ(test, ask_bh(fx, 0x500, 0x1000, 4096), -EAGAIN);
+	flush_work(&fx->f.work);
+	/* A fault asked after the reset keeps its failure. */
+	KUNIT_EXPECT_EQ(test, fx->f.state, SROCE_FAULT_FAILED);
+	KUNIT_EXPECT_EQ(test, fx->done, 3);
+	KUNIT_EXPECT_EQ(test, refcount_read(&fx->mr.ref), 1U);
+}
+
 static struct kunit_case fault_cases[] = {
 	KUNIT_CASE(one_at_a_time),
 	KUNIT_CASE(failure_answers_its_key_and_range_once),
 	KUNIT_CASE(stop_gives_the_mr_back),
+	KUNIT_CASE(reset_forgets_a_failure),
 	{}
 };
 
