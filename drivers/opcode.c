@@ -13,8 +13,8 @@
 #include "wire.h"
 
 /* Every extended-header bit, in wire order from the lowest. */
-#define SROCE_HAS_HDRS	(SROCE_HAS_XRCETH | SROCE_HAS_DETH | SROCE_HAS_RETH | \
-			 SROCE_HAS_ATOMICETH | SROCE_HAS_AETH |		\
+#define SROCE_HAS_HDRS	(SROCE_HAS_XRCETH | SROCE_HAS_DETH | SROCE_HAS_FETH | \
+			 SROCE_HAS_RETH | SROCE_HAS_ATOMICETH | SROCE_HAS_AETH |		\
 			 SROCE_HAS_ATOMICACKETH | SROCE_HAS_IMMDT |	\
 			 SROCE_HAS_IETH)
 
@@ -90,9 +90,14 @@ const struct sroce_opcode_info sroce_opcode[256] = {
 	SROCE_OPCODE(RC, SEND_ONLY_INV, SEND_REQ | SROCE_ONLY | SROCE_HAS_IETH,
 		     SROCE_IETH_BYTES),
 	/*
-	 * Carries a payload like a write, but is one packet answered from
-	 * the responder's read/atomic resources like a read.
+	 * One packet each, answered from the responder's read/atomic
+	 * resources like a read; an atomic write carries a payload like a
+	 * write.
 	 */
+	SROCE_OPCODE(RC, FLUSH,
+		     SROCE_FLUSH | SROCE_REQUEST | SROCE_ONLY |
+		     SROCE_HAS_FETH | SROCE_HAS_RETH,
+		     SROCE_FETH_BYTES + SROCE_RETH_BYTES),
 	SROCE_OPCODE(RC, ATOMIC_WRITE,
 		     SROCE_ATOMIC_WRITE | SROCE_REQUEST | SROCE_ONLY |
 		     SROCE_HAS_RETH | SROCE_HAS_PAYLOAD, SROCE_RETH_BYTES),
@@ -183,6 +188,7 @@ static unsigned int sroce_ext_len(u32 m)
 	static const u8 bytes[] = {
 		[ilog2(SROCE_HAS_XRCETH)] = SROCE_XRCETH_BYTES,
 		[ilog2(SROCE_HAS_DETH)] = SROCE_DETH_BYTES,
+		[ilog2(SROCE_HAS_FETH)] = SROCE_FETH_BYTES,
 		[ilog2(SROCE_HAS_RETH)] = SROCE_RETH_BYTES,
 		[ilog2(SROCE_HAS_ATOMICETH)] = SROCE_ATOMICETH_BYTES,
 		[ilog2(SROCE_HAS_AETH)] = SROCE_AETH_BYTES,

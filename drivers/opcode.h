@@ -19,45 +19,47 @@
  */
 #define SROCE_HAS_XRCETH	BIT(0)
 #define SROCE_HAS_DETH		BIT(1)
-#define SROCE_HAS_RETH		BIT(2)
-#define SROCE_HAS_ATOMICETH	BIT(3)
-#define SROCE_HAS_AETH		BIT(4)
-#define SROCE_HAS_ATOMICACKETH	BIT(5)
-#define SROCE_HAS_IMMDT		BIT(6)
-#define SROCE_HAS_IETH		BIT(7)
-#define SROCE_HAS_PAYLOAD	BIT(8)
+#define SROCE_HAS_FETH		BIT(2)
+#define SROCE_HAS_RETH		BIT(3)
+#define SROCE_HAS_ATOMICETH	BIT(4)
+#define SROCE_HAS_AETH		BIT(5)
+#define SROCE_HAS_ATOMICACKETH	BIT(6)
+#define SROCE_HAS_IMMDT		BIT(7)
+#define SROCE_HAS_IETH		BIT(8)
+#define SROCE_HAS_PAYLOAD	BIT(9)
 
 /* Where the packet sits in its message. ONLY is FIRST | LAST. */
-#define SROCE_FIRST		BIT(9)
-#define SROCE_MIDDLE		BIT(10)
-#define SROCE_LAST		BIT(11)
+#define SROCE_FIRST		BIT(10)
+#define SROCE_MIDDLE		BIT(11)
+#define SROCE_LAST		BIT(12)
 #define SROCE_ONLY		(SROCE_FIRST | SROCE_LAST)
 
 /* Which operation the message is. */
-#define SROCE_SEND		BIT(12)
-#define SROCE_WRITE		BIT(13)
-#define SROCE_READ		BIT(14)	/* read request or read response */
-#define SROCE_ATOMIC		BIT(15)	/* atomic request or atomic ack */
-#define SROCE_ACK		BIT(16)	/* ACK/NAK: AETH and nothing else */
-#define SROCE_ATOMIC_WRITE	BIT(22)	/* atomic write request (IBA 1.5) */
+#define SROCE_SEND		BIT(13)
+#define SROCE_WRITE		BIT(14)
+#define SROCE_READ		BIT(15)	/* read request or read response */
+#define SROCE_ATOMIC		BIT(16)	/* atomic request or atomic ack */
+#define SROCE_ACK		BIT(17)	/* ACK/NAK: AETH and nothing else */
+#define SROCE_ATOMIC_WRITE	BIT(18)	/* atomic write request (IBA 1.5) */
+#define SROCE_FLUSH		BIT(19)	/* flush request (IBA 1.5) */
 /*
  * A CNP (Annex A17.9.2), outside the table: pkt.c parses it with its 16
  * reserved bytes as payload, for the QPs that send requests.
  */
-#define SROCE_CNP		BIT(24)
+#define SROCE_CNP		BIT(20)
 
 /* Which way it goes: requester to responder, or back. */
-#define SROCE_REQUEST		BIT(17)
-#define SROCE_RESPONSE		BIT(18)
+#define SROCE_REQUEST		BIT(21)
+#define SROCE_RESPONSE		BIT(22)
 
 /*
  * Which QP types may send it. XRC initiators send the requests and XRC
  * targets the answers of SROCE_QPT_XRC (rx.c keeps each to its half).
  */
-#define SROCE_QPT_RC		BIT(19)
-#define SROCE_QPT_UC		BIT(20)
-#define SROCE_QPT_UD		BIT(21)
-#define SROCE_QPT_XRC		BIT(23)
+#define SROCE_QPT_RC		BIT(23)
+#define SROCE_QPT_UC		BIT(24)
+#define SROCE_QPT_UD		BIT(25)
+#define SROCE_QPT_XRC		BIT(26)
 
 /**
  * struct sroce_opcode_info - what an opcode means

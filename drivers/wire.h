@@ -30,6 +30,7 @@
 #define SROCE_IETH_BYTES	4
 #define SROCE_DETH_BYTES	8
 #define SROCE_XRCETH_BYTES	4
+#define SROCE_FETH_BYTES	4
 #define SROCE_ICRC_BYTES	4
 
 /* The payload of an ATOMIC WRITE: one 8-byte word (IBA 1.5, oA19-28). */
@@ -145,6 +146,27 @@ struct sroce_xrceth {
 #define SROCE_XRCETH_SRQN_MASK	0x00ffffff
 
 /*
+ * Flush extended transport header (IBA 1.5, A19): 26 reserved bits, the
+ * selectivity level (bits 5-4) and the placement type (bits 3-0). A
+ * FLUSH carries it right after the BTH, and a RETH after it.
+ */
+struct sroce_feth {
+	__be32 bits;
+};
+
+#define SROCE_FETH_PLT_MASK	0x0000000f
+#define SROCE_FETH_SEL_MASK	0x00000030
+#define SROCE_FETH_SEL_SHIFT	4
+
+/* Placement types, one bit each: where the data is to be made to last. */
+#define SROCE_FLUSH_GLOBAL	BIT(0)	/* globally visible */
+#define SROCE_FLUSH_PERSISTENT	BIT(1)	/* persistent */
+
+/* Selectivity levels: the RETH's range, or the whole MR its rkey names. */
+#define SROCE_FLUSH_RANGE	0
+#define SROCE_FLUSH_MR		1
+
+/*
  * Opcodes (9.2, table 38): the transport in bits 7-5, the operation in
  * bits 4-0. RC, UC and XRC share operation numbers; UD has two sends.
  */
@@ -181,10 +203,12 @@ enum sroce_op {
 	SROCE_OP_SEND_LAST_INV		= 0x16,
 	SROCE_OP_SEND_ONLY_INV		= 0x17,
 	/*
-	 * IBA 1.5 (Annex A19): RETH and an 8-byte payload, stored at the
-	 * target as one atomic write, answered by a zero-length RDMA READ
-	 * Response Only. 0x1c (FLUSH) is not implemented.
+	 * IBA 1.5 (Annex A19), both answered by a zero-length RDMA READ
+	 * Response Only. FLUSH: an FETH and a RETH, no payload; makes what
+	 * was placed before it last as the FETH asks. ATOMIC WRITE: a RETH
+	 * and an 8-byte payload, stored at the target as one atomic write.
 	 */
+	SROCE_OP_FLUSH			= 0x1c,
 	SROCE_OP_ATOMIC_WRITE		= 0x1d,
 };
 

@@ -11,12 +11,12 @@
 #include "pkt.h"
 #include "wire.h"
 
-#define HDRS	(SROCE_HAS_XRCETH | SROCE_HAS_DETH | SROCE_HAS_RETH | \
-		 SROCE_HAS_ATOMICETH | SROCE_HAS_AETH | \
+#define HDRS	(SROCE_HAS_XRCETH | SROCE_HAS_DETH | SROCE_HAS_FETH | \
+		 SROCE_HAS_RETH | SROCE_HAS_ATOMICETH | SROCE_HAS_AETH | \
 		 SROCE_HAS_ATOMICACKETH | SROCE_HAS_IMMDT | SROCE_HAS_IETH)
 #define POSITION	(SROCE_FIRST | SROCE_MIDDLE | SROCE_LAST)
 #define OPERATION	(SROCE_SEND | SROCE_WRITE | SROCE_READ | SROCE_ATOMIC | \
-			 SROCE_ACK | SROCE_ATOMIC_WRITE)
+			 SROCE_ACK | SROCE_ATOMIC_WRITE | SROCE_FLUSH)
 #define DIRECTION	(SROCE_REQUEST | SROCE_RESPONSE)
 #define QPT		(SROCE_QPT_RC | SROCE_QPT_UC | SROCE_QPT_UD | \
 			 SROCE_QPT_XRC)
@@ -53,6 +53,7 @@ static const struct expect expected[] = {
 	{ 0x14, SROCE_HAS_ATOMICETH, 40 },		/* FetchAdd */
 	{ 0x16, SROCE_HAS_IETH, 16 },			/* SEND Last w/ Inv */
 	{ 0x17, SROCE_HAS_IETH, 16 },			/* Only w/ Inv */
+	{ 0x1c, SROCE_HAS_FETH | SROCE_HAS_RETH, 32 },	/* FLUSH (1.5) */
 	{ 0x1d, SROCE_HAS_RETH, 28 },			/* ATOMIC WRITE (1.5) */
 	{ 0x20, 0, 12 },				/* UC SEND First */
 	{ 0x21, 0, 12 },
@@ -129,6 +130,7 @@ static unsigned int hdr_bytes(u32 has)
 	switch (has) {
 	case SROCE_HAS_XRCETH: return SROCE_XRCETH_BYTES;
 	case SROCE_HAS_DETH: return SROCE_DETH_BYTES;
+	case SROCE_HAS_FETH: return SROCE_FETH_BYTES;
 	case SROCE_HAS_RETH: return SROCE_RETH_BYTES;
 	case SROCE_HAS_ATOMICETH: return SROCE_ATOMICETH_BYTES;
 	case SROCE_HAS_AETH: return SROCE_AETH_BYTES;
@@ -173,6 +175,9 @@ static void offsets_follow_wire_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_hdr_offset(0xab, SROCE_HAS_RETH), 16U);
 	KUNIT_EXPECT_EQ(test, sroce_hdr_offset(0xab, SROCE_HAS_IMMDT), 32U);
 	KUNIT_EXPECT_EQ(test, sroce_hdr_offset(0xb3, SROCE_HAS_ATOMICETH), 16U);
+	/* A FLUSH's FETH comes before its RETH (A19). */
+	KUNIT_EXPECT_EQ(test, sroce_hdr_offset(0x1c, SROCE_HAS_FETH), 12U);
+	KUNIT_EXPECT_EQ(test, sroce_hdr_offset(0x1c, SROCE_HAS_RETH), 16U);
 }
 
 static void one_of_each_kind(struct kunit *test)
