@@ -42,7 +42,8 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_XRC |
-				 SROCE_DEVICE_ATOMIC_WRITE;
+				 SROCE_DEVICE_ATOMIC_WRITE |
+				 SROCE_DEVICE_FLUSH_GLOBAL;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGES;
 	attr->max_qp = SROCE_MAX_QP;
 	attr->max_qp_wr = SROCE_MAX_QP_WR;

@@ -307,8 +307,8 @@ int sroce_mr_check(const struct sroce_mr *mr, const struct ib_pd *pd,
  * The core has already refused unknown bits. Bits in the optional range
  * are hints the ABI lets a driver ignore (relaxed ordering is the only one
  * defined, and means nothing to a CPU copy). Anything else sroce does not
- * implement (zero-based or pinned huge-page MRs, and since 6.2 the flush
- * rights) is refused the way EFA refuses what its hardware lacks. A
+ * implement (zero-based or pinned huge-page MRs, the right to a persistent
+ * flush since 6.2) is refused the way EFA refuses what its hardware lacks. A
  * process's registration with IB_ACCESS_ON_DEMAND (and IB_ACCESS_HUGETLB
  * with it) goes to odp.c, which checks the rest with this.
  *

@@ -24,10 +24,19 @@ struct sroce_odp;
  * per-device counter, so a key that is reused for a new MR differs from the
  * old one unless both the index and the counter have gone round.
  */
+/*
+ * The right to be the target of a FLUSH for global visibility, of an MR
+ * and of a QP: IB_UVERBS_ACCESS_FLUSH_GLOBAL of the uverbs ABI since 6.2,
+ * spelt out for 6.1's headers (whose core refuses it in a registration).
+ * Persistence is not offered: no memory sroce registers is pmem it could
+ * make persistent.
+ */
+#define SROCE_ACCESS_FLUSH_GLOBAL	BIT(8)
+
 /* The rights sroce implements; local read is implied by any MR. */
 #define SROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND)
+			 IB_ACCESS_MW_BIND | SROCE_ACCESS_FLUSH_GLOBAL)
 
 #define SROCE_KEY_VARIANT_BITS	8
 #define SROCE_KEY_INDEX_MAX	(BIT(32 - SROCE_KEY_VARIANT_BITS) - 1)

@@ -29,6 +29,13 @@
 #define SROCE_WC_ATOMIC_WRITE		9
 #define SROCE_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
 
+/*
+ * FLUSH's, likewise (IB_UVERBS_DEVICE_FLUSH_GLOBAL, since 6.2). sroce
+ * answers FLUSH but does not send it: rdma-core 44 has no ibv_wr_flush(),
+ * and no kernel verb carries a placement type.
+ */
+#define SROCE_DEVICE_FLUSH_GLOBAL	BIT_ULL(38)
+
 /* Packets a message of @len bytes takes at @mtu: at least one. */
 static inline u32 sroce_msg_npkts(u32 len, u32 mtu)
 {
@@ -98,14 +105,15 @@ static inline bool sroce_msg_is_atomic(u8 op)
 
 /*
  * Is @op a request the responder answers from its read/atomic resources
- * (max_dest_rd_atomic of them): a read, an atomic or an atomic write? Each
+ * (max_dest_rd_atomic of them): a read, an atomic, an atomic write or a
+ * flush? Each
  * one outstanding holds a resource, and its answer is a read response or
  * an atomic ACK, not an ACK; a duplicate is answered again, not executed.
  */
 static inline bool sroce_msg_is_rd(u8 op)
 {
 	return op == SROCE_OP_READ_REQ || sroce_msg_is_atomic(op) ||
-	       op == SROCE_OP_ATOMIC_WRITE;
+	       op == SROCE_OP_ATOMIC_WRITE || op == SROCE_OP_FLUSH;
 }
 
 /* The completion opcode of a send WQE (enum ib_wc_opcode). */

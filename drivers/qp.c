@@ -18,6 +18,7 @@
 #include "device.h"
 #include "limits.h"
 #include "mcast.h"
+#include "mr.h"
 #include "msg.h"
 #include "qp.h"
 #include "req.h"
@@ -37,6 +38,7 @@
 				 IB_ACCESS_REMOTE_WRITE |		\
 				 IB_ACCESS_REMOTE_READ |		\
 				 IB_ACCESS_REMOTE_ATOMIC |		\
+				 SROCE_ACCESS_FLUSH_GLOBAL |		\
 				 IB_ACCESS_ON_DEMAND)
 
 /* IBTA field widths: 5-bit timers, 3-bit retry counters. */

@@ -128,7 +128,8 @@ struct sroce_req {
 
 /**
  * struct sroce_rd_res - a read or atomic request the responder answers
- * @op: SROCE_OP_READ_REQ, SROCE_OP_CMP_SWAP or SROCE_OP_FETCH_ADD; 0 free
+ * @op: the request answered: SROCE_OP_READ_REQ, _CMP_SWAP, _FETCH_ADD,
+ *	_ATOMIC_WRITE or _FLUSH; 0 free
  * @first_psn: PSN of the request (and of the first response)
  * @last_psn: PSN of the last response
  * @again: a duplicate asked for the answer again

@@ -474,7 +474,7 @@ static enum sroce_serve sroce_resp_answer(struct sroce_qp *qp,
 			return SROCE_SERVE_BUDGET;
 		if (sroce_qp_tx_full(qp))
 			return SROCE_SERVE_BLOCKED;
-		/* An atomic write's answer is a read response, empty. */
+		/* An atomic write's or flush's: a read response, empty. */
 		if (sroce_msg_is_atomic(res->op)) {
 			sroce_resp_atomic_ack(qp, res);
 			res->psn = sroce_psn_add(res->psn, 1);
@@ -1052,6 +1052,94 @@ static enum sroce_verdict sroce_resp_atomic_write(struct sroce_qp *qp,
 }
 
 /*
+ * The first byte of what @rkey names, for a FLUSH of all of it: the
+ * rights are checked there, for no bytes (a window bound elsewhere in
+ * between is refused by sroce_resp_mr(), as any access outside it).
+ */
+static u64 sroce_resp_key_start(struct sroce_qp *qp, u32 rkey)
+{
+	struct sroce_mr *mr = sroce_mr_get(to_sdev(qp->ibqp.device), rkey);
+	u64 iova;
+
+	if (!mr)
+		return 0;
+	iova = READ_ONCE(mr->iova);
+	sroce_mr_put(mr);
+	return iova;
+}
+
+/**
+ * sroce_resp_flush_req() - execute a FLUSH (IBA 1.5, A19)
+ * @qp: an RC QP
+ * @pkt: the request: an FETH and a RETH
+ *
+ * What this QP placed before the FLUSH is in memory already: each
+ * request is executed by CPU stores, in order, before the next. Making
+ * it globally visible is a write barrier before the answer goes out, so
+ * that no agent told of the answer (another CPU, a device reading the
+ * memory) sees older data. Only that placement is offered: persistence
+ * would need MRs of persistent memory, which sroce does not register.
+ *
+ * The placement type must not ask for persistence (nor name an unknown
+ * placement) and the selectivity level must be a defined one; the QP must
+ * grant the flush right, else the request is invalid. The MR must grant
+ * it for the RETH's range or, at the MR selectivity level, for the whole
+ * MR the rkey names (the address and length then mean nothing), else it
+ * is a remote access error. A placement type of 0 asks for nothing: no
+ * right is needed, the key and range are checked and it is answered, as
+ * rdma_rxe does. The answer, a zero-length RDMA READ Response Only, comes
+ * from a resource entry as an atomic write's does.
+ *
+ * Return: the verdict.
+ */
+static enum sroce_verdict sroce_resp_flush_req(struct sroce_qp *qp,
+					       struct sroce_pkt *pkt)
+{
+	u32 feth = be32_to_cpu(((struct sroce_feth *)
+				sroce_pkt_hdr(pkt, SROCE_HAS_FETH))->bits);
+	struct sroce_reth *reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
+	u32 sel = (feth & SROCE_FETH_SEL_MASK) >> SROCE_FETH_SEL_SHIFT;
+	u32 plt = feth & SROCE_FETH_PLT_MASK;
+	u32 need = plt ? SROCE_ACCESS_FLUSH_GLOBAL : 0;
+	u32 rkey = be32_to_cpu(reth->rkey);
+	u64 va = be64_to_cpu(reth->va);
+	u32 len = be32_to_cpu(reth->len);
+	struct sroce_rd_res *res;
+	struct sroce_mr *mr;
+
+	if (plt & ~SROCE_FLUSH_GLOBAL || sel > SROCE_FLUSH_MR ||
+	    (qp->attr.qp_access_flags & need) != need)
+		return SROCE_NAK_INV;
+	if (sel == SROCE_FLUSH_MR) {
+		va = sroce_resp_key_start(qp, rkey);
+		len = 0;
+	}
+	mr = sroce_resp_mr(qp, qp->resp.pd, rkey, va, len, 0, need);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr) == -EAGAIN ? SROCE_RNR : SROCE_NAK_ACCESS;
+	res = sroce_resp_new_res(qp);
+	if (!res) {
+		sroce_resp_mr_put(mr);
+		return SROCE_NAK_INV;	/* more outstanding than agreed */
+	}
+	/* Every store placed before, ahead of the answer. */
+	wmb();
+	sroce_resp_mr_put(mr);
+	res->op = SROCE_OP_FLUSH;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->stop_psn = pkt->psn;
+	res->psn = pkt->psn;
+	/* What a duplicate must name to be answered; nothing to send back. */
+	res->rkey = rkey;
+	res->start = va;
+	res->va = va;
+	res->len = 0;
+	qp->resp.res_head++;
+	return SROCE_ACCEPT;
+}
+
+/*
  * An XRC request is for the XRC SRQ its XRCETH names, which must be of the
  * target QP's domain: its receive WQEs take a send, its PD checks every
  * rkey and SGE (the target QP has none of its own).
@@ -1087,6 +1175,8 @@ static enum sroce_verdict sroce_resp_execute(struct sroce_qp *qp,
 		return sroce_resp_read(qp, pkt);
 	if (pkt->mask & SROCE_ATOMIC_WRITE)
 		return sroce_resp_atomic_write(qp, pkt);
+	if (pkt->mask & SROCE_FLUSH)
+		return sroce_resp_flush_req(qp, pkt);
 	return sroce_resp_atomic(qp, pkt);
 }
 
@@ -1159,28 +1249,28 @@ static void sroce_resp_queue_again(struct sroce_qp *qp,
 }
 
 /**
- * sroce_resp_dup_atomic_write() - an atomic write came again
+ * sroce_resp_dup_empty() - an atomic write or a flush came again
  * @qp: the QP
  * @pkt: the duplicate
  *
  * Its answer was lost: the entry it left is answered again, and the
  * answers go back to it as for a read (sroce_resp_answer_again()); the
- * word is not stored again. One no entry remembers any more (or with
- * another rkey than the entry's) is dropped, as 9.7.5.1.1 allows; the
- * requester times out and fails it rather than have it done twice. The
- * address is not compared: rdma_rxe (6.12) sends its retransmissions of
- * an atomic write with a RETH address of 0 (docs/INTEROP.md), and an
- * answer without payload gives nothing away.
+ * request is not executed again (a later write to an atomic write's word
+ * may have come in between). One no entry remembers any more (or with
+ * another operation or rkey than the entry's) is dropped, as 9.7.5.1.1
+ * allows; the requester times out and fails it rather than have it done
+ * twice. The address is not compared: rdma_rxe (6.12) sends its
+ * retransmissions of an atomic write with a RETH address of 0
+ * (docs/INTEROP.md), and an answer without payload gives nothing away.
  */
-static void sroce_resp_dup_atomic_write(struct sroce_qp *qp,
-					struct sroce_pkt *pkt)
+static void sroce_resp_dup_empty(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_reth *reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
 	struct sroce_rd_res *res;
 	u32 idx;
 
 	res = sroce_resp_find_res(qp, pkt->psn, &idx);
-	if (!res || res->op != SROCE_OP_ATOMIC_WRITE ||
+	if (!res || res->op != (pkt->opcode & ~SROCE_TRANSPORT_MASK) ||
 	    pkt->psn != res->first_psn ||
 	    res->rkey != be32_to_cpu(reth->rkey))
 		return;
@@ -1245,8 +1335,8 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_resp *resp = &qp->resp;
 
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUPLICATE);
-	if (pkt->mask & SROCE_ATOMIC_WRITE) {
-		sroce_resp_dup_atomic_write(qp, pkt);
+	if (pkt->mask & (SROCE_ATOMIC_WRITE | SROCE_FLUSH)) {
+		sroce_resp_dup_empty(qp, pkt);
 		return;
 	}
 	if (pkt->mask & (SROCE_READ | SROCE_ATOMIC)) {
@@ -1294,7 +1384,8 @@ static void sroce_resp_rc(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (pkt->mask & SROCE_LAST && !(pkt->mask & SROCE_ACK))
 		resp->msn++;
 	/* Those are answered from their resource entry. */
-	if (pkt->mask & (SROCE_READ | SROCE_ATOMIC | SROCE_ATOMIC_WRITE))
+	if (pkt->mask & (SROCE_READ | SROCE_ATOMIC | SROCE_ATOMIC_WRITE |
+			 SROCE_FLUSH))
 		return;
 	if (pkt->ack_req)
 		sroce_resp_ack_stream(qp, pkt->psn);

@@ -722,10 +722,12 @@ static void registration_flags(struct kunit *test)
 		/* Memory windows may be bound to it. */
 		IB_ACCESS_MW_BIND,
 		IB_ACCESS_LOCAL_WRITE | IB_ACCESS_MW_BIND,
+		/* FLUSH for global visibility may aim at it. */
+		IB_ACCESS_REMOTE_WRITE | SROCE_ACCESS_FLUSH_GLOBAL,
 	};
 	static const int refused[] = {
 		IB_ZERO_BASED, IB_ACCESS_ON_DEMAND,
-		IB_ACCESS_HUGETLB, BIT(8), BIT(9), BIT(19), BIT(30),
+		IB_ACCESS_HUGETLB, BIT(9), BIT(19), BIT(30),
 	};
 	unsigned int i;
 

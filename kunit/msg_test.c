@@ -165,9 +165,9 @@ static void wc_opcodes(struct kunit *test)
 }
 
 /*
- * Reads, atomics and atomic writes are exactly the RC requests the opcode
- * table calls read, atomic or atomic write requests; atomics the atomic
- * ones (an atomic write returns no value).
+ * Reads, atomics, atomic writes and flushes are exactly the RC requests
+ * the opcode table calls so; atomics the atomic ones (an atomic write
+ * returns no value).
  */
 static void rd_and_atomic_ops(struct kunit *test)
 {
@@ -180,7 +180,7 @@ static void rd_and_atomic_ops(struct kunit *test)
 			mask = 0;
 		KUNIT_EXPECT_EQ_MSG(test, sroce_msg_is_rd(op),
 				    !!(mask & (SROCE_READ | SROCE_ATOMIC |
-					       SROCE_ATOMIC_WRITE)),
+					       SROCE_ATOMIC_WRITE | SROCE_FLUSH)),
 				    "opcode %#x", op);
 		KUNIT_EXPECT_EQ_MSG(test, sroce_msg_is_atomic(op),
 				    !!(mask & SROCE_ATOMIC), "opcode %#x", op);
