@@ -50,6 +50,7 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_ACK_HELD] = { .name = "ack_held" },
 	[SROCE_CNT_ODP_FAULTS] = { .name = "odp_faults" },
 	[SROCE_CNT_ODP_INVALIDATIONS] = { .name = "odp_invalidations" },
+	[SROCE_CNT_RX_RXE_FLUSH] = { .name = "rx_rxe_flush_icrc" },
 };
 
 static_assert(ARRAY_SIZE(sroce_counter_descs) == SROCE_NUM_COUNTERS);

@@ -43,6 +43,7 @@ enum sroce_counter {
 	SROCE_CNT_ACK_HELD,		/* ACK requests a later ACK answered */
 	SROCE_CNT_ODP_FAULTS,		/* ranges of ODP MRs brought in */
 	SROCE_CNT_ODP_INVALIDATIONS,	/* ranges of ODP MRs taken away */
+	SROCE_CNT_RX_RXE_FLUSH,		/* FLUSHes with rdma_rxe's own ICRC */
 	SROCE_NUM_COUNTERS,
 };
 

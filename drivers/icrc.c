@@ -204,6 +204,28 @@ __le32 sroce_icrc(struct sk_buff *skb, unsigned int len)
 	return sroce_icrc_lib(skb, len);
 }
 
+/**
+ * sroce_icrc_rxe_flush() - a FLUSH's ICRC as rdma_rxe computes it
+ * @skb: the packet, as for sroce_icrc()
+ * @len: as for sroce_icrc()
+ *
+ * rdma_rxe's opcode table (6.2 on; 6.12 still) gives FLUSH no payload
+ * offset, so its CRC runs over the masked headers as it should, and then
+ * again over the whole packet from the BTH, unmasked, as if that were the
+ * payload (docs/INTEROP.md). Only a receiver needs it: rare, so crc32_le.
+ *
+ * Return: that ICRC, as it comes on the wire.
+ */
+__le32 sroce_icrc_rxe_flush(struct sk_buff *skb, unsigned int len)
+{
+	unsigned int bth = skb_transport_offset(skb) + sizeof(struct udphdr);
+	struct sroce_icrc_acc acc = { .crc = SROCE_ICRC_SEED };
+
+	sroce_icrc_packet(skb, len, &acc);
+	sroce_icrc_data(skb, bth, len, &acc);
+	return cpu_to_le32(~acc.crc);
+}
+
 /*
  * Does @tfm compute crc32_le from the ICRC seed? Over a block long enough,
  * and misaligned enough, for an accelerated driver's own path, not its

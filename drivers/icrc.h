@@ -15,6 +15,7 @@
 struct crypto_shash;
 
 __le32 sroce_icrc(struct sk_buff *skb, unsigned int len);
+__le32 sroce_icrc_rxe_flush(struct sk_buff *skb, unsigned int len);
 void sroce_icrc_init(void);
 void sroce_icrc_exit(void);
 

@@ -32,6 +32,7 @@
 #include "icrc.h"
 #include "mcast.h"
 #include "net.h"
+#include "opcode.h"
 #include "pkt.h"
 #include "rx.h"
 #include "trace.h"
@@ -132,6 +133,20 @@ static int sroce_rx_trim_icrc(struct sk_buff *skb, __le32 *icrc)
 }
 
 /*
+ * A FLUSH whose ICRC is the one rdma_rxe computes (sroce_icrc_rxe_flush()):
+ * refused, rxe's FLUSH would reach no peer but rxe. Taken, and counted.
+ */
+static bool sroce_rx_rxe_flush(struct sroce_dev *sdev, struct sk_buff *skb,
+			       const struct sroce_pkt *pkt, __le32 icrc)
+{
+	if (!(pkt->mask & SROCE_FLUSH) ||
+	    sroce_icrc_rxe_flush(skb, skb->len) != icrc)
+		return false;
+	sroce_count(sdev, SROCE_CNT_RX_RXE_FLUSH);
+	return true;
+}
+
+/*
  * A RoCEv2 frame, ours now: check it, from the IP header to the ICRC, and
  * hand it to the transport, or drop it and count why.
  */
@@ -151,7 +166,8 @@ static void sroce_rx_frame(struct sroce_dev *sdev, struct sk_buff *skb,
 		sroce_count(sdev, SROCE_CNT_RX_BAD_HEADER);
 		goto drop;
 	}
-	if (sroce_icrc(skb, skb->len) != icrc) {
+	if (sroce_icrc(skb, skb->len) != icrc &&
+	    !sroce_rx_rxe_flush(sdev, skb, &pkt, icrc)) {
 		sroce_count(sdev, SROCE_CNT_RX_BAD_ICRC);
 		goto drop;
 	}
