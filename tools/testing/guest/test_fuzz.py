@@ -50,13 +50,12 @@ QPs then meet it as new, not as the earlier rounds left them).
 import json
 import os
 import re
-import socket
 import time
 
 import pytest
 
 from tools.testing.bench.lib.pingpong import pingpong
-from tools.testing.bench.lib.rdma import counters, res_counts
+from tools.testing.bench.lib.rdma import counters, mapped_gid, res_counts
 
 # make check runs this file on the 6.12 guests too (scripts/check).
 pytestmark = pytest.mark.kernel("6.12")
@@ -106,12 +105,6 @@ EXPECT = {"vlan": "stack", "vlan0": "taken", "ip_options": "taken",
           "ip_fragment": "stack", "not_ours": "stack", "v4mapped": "not_peer",
           "udp_length": "header", "ip_length": "dropped", "ip_checksum": "header",
           "udp_checksum": "taken", "truncated": "dropped"}
-
-
-def long_gid(ip):
-    """The IPv4-mapped GID of ip, as pyverbs parses it."""
-    raw = socket.inet_pton(socket.AF_INET6, "::ffff:" + ip)
-    return ":".join(raw[i:i + 2].hex() for i in range(0, 16, 2))
 
 
 def all_counters(g, dev):
@@ -185,7 +178,7 @@ def test_hostile_transport(bench, record_property):
     info, go = "/tmp/fuzz.info", "/tmp/fuzz.go"
     a.run(f"rm -f {info}* {go}")
     target = a.spawn(f"exec /usr/bin/python3 -m tools.testing.guest.verbs.target {dev} {idx} "
-                     f"{long_gid(b.ip)} {info} {go} {TIMEOUT}", timeout=TIMEOUT + 60)
+                     f"{mapped_gid(b.ip)} {info} {go} {TIMEOUT}", timeout=TIMEOUT + 60)
     a.wait_for(f"test -e {info}", timeout=120)
     inf = json.loads(a.run(f"cat {info}").out)
     print(f"  target up ({time.monotonic() - t_start:.1f} s)", flush=True)

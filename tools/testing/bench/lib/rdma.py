@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """What `rdma` tells about a device, for tests that compare before and
 after (test_cm, test_fuzz, test_cc): restrack's object counts and the
-port's counters; and the driver attached in both guests."""
+port's counters; the driver attached in both guests; and the GID of an
+IPv4 address, for a QP whose peer is a host with no RDMA device."""
 import re
+import socket
 
 RES_KINDS = ("pd", "cq", "qp", "cm_id", "mr", "ctx")
 
@@ -46,3 +48,9 @@ def tool_pair(bench, tool, timeout, args=""):
     assert cli.ok and res.ok, (f"client rc={cli.rc}\n{cli.out}{cli.err}"
                                f"server rc={res.rc}\n{res.out}{res.err}")
     return cli, res
+
+
+def mapped_gid(ip):
+    """The IPv4-mapped GID of ip, as pyverbs parses it."""
+    raw = socket.inet_pton(socket.AF_INET6, "::ffff:" + ip)
+    return ":".join(raw[i:i + 2].hex() for i in range(0, 16, 2))

@@ -7,6 +7,10 @@ the ones on the wire. Standard library only.
   roce.py sniff IFACE STOPFILE [PER_KEY]   print captured RoCEv2 frames as
                                             JSON lines until STOPFILE exists
   roce.py send IFACE HEX...                 send each hex frame once
+  roce.py ask IFACE SECONDS HEX...          send each hex frame and print,
+                                            as a JSON line, the first RoCEv2
+                                            frame to come back (null if none
+                                            does within SECONDS)
 """
 import json
 import os
@@ -29,10 +33,10 @@ def ipv4_checksum(hdr):
     return ~s & 0xFFFF
 
 
-def icrc(frame):
-    """The ICRC of an Ethernet frame (no VLAN tag) without its last four
-    bytes: CRC32 over eight bytes of ones, the IP, UDP and BTH headers with
-    their variant fields as ones, then the rest (IBTA A17.3.3)."""
+def masked(frame):
+    """The bytes an ICRC covers, of an Ethernet frame (no VLAN tag) without
+    its last four bytes: the IP, UDP and BTH headers with their variant
+    fields as ones, then the rest; and the BTH's offset in them."""
     proto = struct.unpack("!H", frame[12:14])[0]
     ip = bytearray(frame[14:])
     if proto == ETH_P_IP:
@@ -47,8 +51,26 @@ def icrc(frame):
         ip[7] = 0xFF                    # hop limit
     ip[iplen + 6:iplen + 8] = b"\xff\xff"   # UDP checksum
     ip[iplen + 12] = 0xFF                   # BTH resv8a
-    body = bytes(ip[:-4])
+    return bytes(ip[:-4]), iplen + 8
+
+
+def icrc(frame):
+    """The ICRC of an Ethernet frame (no VLAN tag) without its last four
+    bytes: CRC32 over eight bytes of ones and the masked rest (IBTA
+    A17.3.3)."""
+    body, _ = masked(frame)
     return struct.pack("<I", zlib.crc32(b"\xff" * 8 + body) & 0xFFFFFFFF)
+
+
+def rxe_flush_icrc(frame):
+    """A FLUSH frame with the ICRC rdma_rxe (6.2 on, 6.12 still) computes
+    for FLUSH, and only takes: over the masked headers, then once more over
+    everything from the BTH on, unmasked, as if it were payload
+    (docs/INTEROP.md)."""
+    body, bth = masked(frame)
+    crc = zlib.crc32(b"\xff" * 8 + body)
+    crc = zlib.crc32(frame[14 + bth:-4], crc)
+    return frame[:-4] + struct.pack("<I", crc & 0xFFFFFFFF)
 
 
 def bth(opcode, qpn, psn, pad=0, se=False, ack_req=False, tver=0,
@@ -129,11 +151,33 @@ def send(iface, frames):
         s.send(f)
 
 
+def ask(iface, seconds, frames):
+    """Each frame in turn, and the first RoCEv2 frame that comes in after
+    it (the socket listens before the first is sent: none is missed)."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    s.bind((iface, 0))
+    for f in frames:
+        s.send(f)
+        answer = None
+        deadline = time.monotonic() + seconds
+        while answer is None and time.monotonic() < deadline:
+            s.settimeout(max(deadline - time.monotonic(), 0.01))
+            try:
+                got, addr = s.recvfrom(65535)
+            except socket.timeout:
+                break
+            if addr[2] != socket.PACKET_OUTGOING and roce_key(got):
+                answer = got.hex()
+        print(json.dumps(answer), flush=True)
+
+
 def main(argv):
     if argv[1] == "sniff":
         sniff(argv[2], argv[3], int(argv[4]) if len(argv) > 4 else 2)
     elif argv[1] == "send":
         send(argv[2], [bytes.fromhex(h) for h in argv[3:]])
+    elif argv[1] == "ask":
+        ask(argv[2], float(argv[3]), [bytes.fromhex(h) for h in argv[4:]])
     else:
         sys.exit(__doc__)
 

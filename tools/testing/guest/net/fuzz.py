@@ -47,19 +47,20 @@ import zlib
 from tools.testing.bench.lib import roce
 
 EXT = {"reth": 16, "aeth": 4, "imm": 4, "ieth": 4, "atomic": 28,
-       "atomicack": 8, "deth": 8, "xrceth": 4}
+       "atomicack": 8, "deth": 8, "xrceth": 4, "feth": 4}
 RC = {0x00: (), 0x01: (), 0x02: (), 0x03: ("imm",), 0x04: (), 0x05: ("imm",),
       0x06: ("reth",), 0x07: (), 0x08: (), 0x09: ("imm",), 0x0a: ("reth",),
       0x0b: ("reth", "imm"), 0x0c: ("reth",), 0x0d: ("aeth",), 0x0e: (),
       0x0f: ("aeth",), 0x10: ("aeth",), 0x11: ("aeth",),
       0x12: ("aeth", "atomicack"), 0x13: ("atomic",), 0x14: ("atomic",),
-      0x16: ("ieth",), 0x17: ("ieth",), 0x1d: ("reth",)}
+      0x16: ("ieth",), 0x17: ("ieth",), 0x1c: ("feth", "reth"),
+      0x1d: ("reth",)}
 UC = {0x20 | op: ext for op, ext in RC.items() if op <= 0x0b}
 UD = {0x64: ("deth",), 0x65: ("deth", "imm")}
-# XRC: RC's operations but atomic write (RC's alone); requests carry an
-# XRCETH first, answers do not.
+# XRC: RC's operations but flush and atomic write (RC's alone); requests
+# carry an XRCETH first, answers do not.
 XRC = {0xa0 | op: ext if 0x0d <= op <= 0x12 else ("xrceth",) + ext
-       for op, ext in RC.items() if op != 0x1d}
+       for op, ext in RC.items() if op not in (0x1c, 0x1d)}
 ALL = {**RC, **UC, **UD, **XRC}
 # An XRC target takes XRC's requests; its answers are the initiator's.
 OPS = {"rc": RC, "uc": UC, "ud": UD,
@@ -144,6 +145,9 @@ class Fuzzer:
                                                r.getrandbits(32)]))
         if name == "ieth" and r.random() < 0.5:
             return struct.pack("!I", self.key())
+        if name == "feth" and r.random() < 0.7:
+            # Every placement and selectivity, defined or not.
+            return struct.pack("!I", r.randrange(4) << 4 | r.randrange(16))
         return r.randbytes(EXT[name])
 
     def psn(self, kind, opcode):

@@ -70,7 +70,9 @@ def connect(b, qp, kind):
     b.to_init(qp, kind)
     if kind != "ud":
         a = QPAttr(qp_state=e.IBV_QPS_INIT)
-        a.qp_access_flags = ACCESS["rw"]
+        # And the flush right (IB_ACCESS_FLUSH_GLOBAL, Linux 6.2): FLUSHes
+        # then reach the MR checks.
+        a.qp_access_flags = ACCESS["rw"] | 1 << 8
         qp.modify(a, e.IBV_QP_ACCESS_FLAGS)
     a, mask = b.rtr_attr("rc" if kind == "xrc" else kind)
     if kind != "ud":
