@@ -461,6 +461,22 @@ static bool sroce_rd_res_pending(const struct sroce_rd_res *res)
 	return sroce_psn_cmp(res->psn, res->stop_psn) <= 0;
 }
 
+/*
+ * The rest of a read accepted earlier can no longer be read: its MR was
+ * invalidated or deregistered, or a page of an ODP MR could not be
+ * brought back. A remote access error (9.7.5.2.4) for @psn, the response
+ * that cannot be sent or the duplicate that asked for it, and the QP is
+ * done for, as for one found at the request; giving the entry up
+ * silently would have the requester ask again until its retries ran out.
+ */
+static void sroce_resp_read_refused(struct sroce_qp *qp,
+				    struct sroce_rd_res *res, u32 psn)
+{
+	res->psn = sroce_psn_add(res->stop_psn, 1);
+	sroce_resp_send_ack(qp, SROCE_SYN_NAK | SROCE_NAK_REMOTE_ACCESS, psn);
+	sroce_qp_error(qp);
+}
+
 /* Sends what is left of one entry's answers, within @budget. */
 static enum sroce_serve sroce_resp_answer(struct sroce_qp *qp,
 					  struct sroce_rd_res *res,
@@ -482,13 +498,14 @@ static enum sroce_serve sroce_resp_answer(struct sroce_qp *qp,
 			err = sroce_resp_read_packet(qp, res);
 			if (err == -EAGAIN)
 				return SROCE_SERVE_BLOCKED;
-			/*
-			 * The MR went away (or memory did): give the entry
-			 * up. The requester times out and asks again.
-			 */
-			if (err) {
+			/* Memory for the packet: the requester asks again. */
+			if (err == -ENOMEM) {
 				res->psn = sroce_psn_add(res->stop_psn, 1);
 				break;
+			}
+			if (err) {
+				sroce_resp_read_refused(qp, res, res->psn);
+				return SROCE_SERVE_BLOCKED;
 			}
 		}
 		--*budget;
@@ -1308,12 +1325,15 @@ static void sroce_resp_answer_again(struct sroce_qp *qp,
 			return;
 	} else {
 		reth = sroce_pkt_hdr(pkt, SROCE_HAS_RETH);
-		/* Pages being faulted in: the answer waits for them. */
 		if (!sroce_rd_res_covers(res, be32_to_cpu(reth->rkey),
 					 be64_to_cpu(reth->va),
-					 be32_to_cpu(reth->len)) ||
-		    sroce_resp_mr_ok(qp, reth) == SROCE_NAK_ACCESS)
+					 be32_to_cpu(reth->len)))
 			return;
+		/* Pages being faulted in: the answer waits for them. */
+		if (sroce_resp_mr_ok(qp, reth) == SROCE_NAK_ACCESS) {
+			sroce_resp_read_refused(qp, res, pkt->psn);
+			return;
+		}
 		stop = sroce_psn_add(pkt->psn,
 				     sroce_msg_npkts(be32_to_cpu(reth->len),
 						     resp->mtu) - 1);

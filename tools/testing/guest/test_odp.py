@@ -7,7 +7,8 @@ Each round maps another memory file over the MR's addresses while reads
 of every page are outstanding; afterwards the peer reads the new file's
 bytes, a peer's write lands in the new file, and the MR as a source sends
 the new file. A pinned MR would go on with the old pages. Once the range
-is unmapped, a read through the MR is a remote access error. The kernel
+is unmapped, a read through the MR is a remote access error, and so is a
+32 MiB read whose range is unmapped while it is being answered. The kernel
 counts the faults and invalidations it served, and nothing is left
 behind.
 """
@@ -46,6 +47,10 @@ def test_odp_follows_remap(bench, kind):
         assert res == {"inflight_done": 16, "reads_new": True,
                        "write_lands": True, "source_new": True}, r
     assert r["unmapped_read"] == [WC_REM_ACCESS_ERR], r
+    # Unmapped while answered: the responder says so (a NAK in place of
+    # the next response) instead of falling silent.
+    assert r["unmapped_mid_read"] == {"status": [WC_REM_ACCESS_ERR],
+                                      "mid": True}, r
     # Every remap took the pages away, and each round faulted them in.
     assert after["odp_invalidations"] - before["odp_invalidations"] >= ROUNDS
     assert after["odp_faults"] - before["odp_faults"] >= ROUNDS

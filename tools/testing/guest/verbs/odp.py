@@ -15,8 +15,11 @@ peer reads now is the new file's, that a peer's write lands in the new
 file, and that the MR as a source sends the new file's bytes: the MR
 follows the process's mapping instead of keeping the pages it had. At the
 end the range is unmapped altogether: a read through the MR must then
-fail with a remote access error, not hang. Prints one JSON object for
-tools/testing/guest/test_odp.py to judge.
+fail with a remote access error, not hang; and so must a read of a
+larger range unmapped while it is being answered (once its first bytes
+have arrived, before its last), rather than run the requester's retries
+out. Prints one JSON object for tools/testing/guest/test_odp.py to
+judge.
 """
 
 import ctypes
@@ -35,6 +38,7 @@ from tools.testing.guest.verbs.qp import Bench
 PAGE = mmap.PAGESIZE
 PAGES = 16
 SIZE = PAGES * PAGE
+BIG = 32 << 20
 ODP = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
        e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_ON_DEMAND)
 
@@ -92,6 +96,36 @@ def one(b, cli, op, sge, rkey, addr):
     return poll(b, 1)
 
 
+def unmapped_mid_read(b, kind, odp):
+    """A read of BIG bytes through an ODP MR whose mapping goes once the
+    first bytes have arrived, on a new pair (the last unmapped read ended
+    the other): its status, and whether the first bytes had come and the
+    last were still to come at the unmapping."""
+    # Bringing 32 MiB in takes longer than six RNR waits: wait for ever.
+    cli, _ = b.loopback_pair(rnr_retry=7)
+    fd = os.memfd_create("odp-big")
+    os.ftruncate(fd, BIG)
+    os.pwrite(fd, b"\xcc" * PAGE, 0)
+    os.pwrite(fd, b"\xcc" * PAGE, BIG - PAGE)
+    addr = libc.mmap(None, BIG, mmap.PROT_READ | mmap.PROT_WRITE,
+                     mmap.MAP_SHARED, fd, 0)
+    mr = odp if kind == "implicit" else MR(b.pd, BIG, ODP, address=addr)
+    sink = MR(b.pd, BIG, e.IBV_ACCESS_LOCAL_WRITE)
+    post(cli, 7, e.IBV_WR_RDMA_READ, SGE(sink.buf, BIG, sink.lkey), mr.rkey,
+         addr)
+    end = time.monotonic() + 60
+    while sink.read(1, 0) != b"\xcc" and time.monotonic() < end:
+        pass
+    mid = sink.read(1, 0) == b"\xcc" and sink.read(1, BIG - 1) != b"\xcc"
+    libc.munmap(addr, BIG)
+    st = poll(b, 1, timeout=120)
+    if mr is not odp:
+        mr.close()
+    sink.close()
+    os.close(fd)
+    return {"status": st, "mid": mid}
+
+
 def run(b, rounds, kind):
     out = {"rounds": [], "bad_status": []}
     files = [memfile(0xaa), memfile(0xbb)]
@@ -141,6 +175,7 @@ def run(b, rounds, kind):
     st = one(b, cli, e.IBV_WR_RDMA_READ, SGE(buf.buf, PAGE, buf.lkey),
              odp.rkey, base)
     out["unmapped_read"] = st
+    out["unmapped_mid_read"] = unmapped_mid_read(b, kind, odp)
     odp.close()
     buf.close()
     return out
