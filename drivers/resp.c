@@ -1007,6 +1007,29 @@ static enum sroce_verdict sroce_resp_atomic(struct sroce_qp *qp,
 	return SROCE_ACCEPT;
 }
 
+/*
+ * Takes @res for @pkt, a one-packet request answered by one empty read
+ * response (atomic write, flush), with what a duplicate must name to be
+ * answered again: the rkey (and, for the record, the range).
+ */
+static void sroce_resp_take_empty(struct sroce_qp *qp,
+				  struct sroce_rd_res *res,
+				  const struct sroce_pkt *pkt, u32 rkey,
+				  u64 va, u32 total)
+{
+	res->op = pkt->opcode & ~SROCE_TRANSPORT_MASK;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->stop_psn = pkt->psn;
+	res->psn = pkt->psn;
+	res->rkey = rkey;
+	res->start = va;
+	res->total = total;
+	res->va = va;
+	res->len = 0;
+	qp->resp.res_head++;
+}
+
 /**
  * sroce_resp_atomic_write() - execute an ATOMIC WRITE (IBA 1.5, A19)
  * @qp: an RC QP
@@ -1053,18 +1076,7 @@ static enum sroce_verdict sroce_resp_atomic_write(struct sroce_qp *qp,
 	atomic64_set_release(word, (s64)val);
 	sroce_resp_unmap(kva);
 	sroce_resp_mr_put(mr);
-	res->op = SROCE_OP_ATOMIC_WRITE;
-	res->first_psn = pkt->psn;
-	res->last_psn = pkt->psn;
-	res->stop_psn = pkt->psn;
-	res->psn = pkt->psn;
-	/* What a duplicate must name to be answered; nothing to read back. */
-	res->rkey = rkey;
-	res->start = va;
-	res->total = SROCE_ATOMIC_WRITE_BYTES;
-	res->va = va;
-	res->len = 0;
-	qp->resp.res_head++;
+	sroce_resp_take_empty(qp, res, pkt, rkey, va, SROCE_ATOMIC_WRITE_BYTES);
 	return SROCE_ACCEPT;
 }
 
@@ -1142,17 +1154,7 @@ static enum sroce_verdict sroce_resp_flush_req(struct sroce_qp *qp,
 	/* Every store placed before, ahead of the answer. */
 	wmb();
 	sroce_resp_mr_put(mr);
-	res->op = SROCE_OP_FLUSH;
-	res->first_psn = pkt->psn;
-	res->last_psn = pkt->psn;
-	res->stop_psn = pkt->psn;
-	res->psn = pkt->psn;
-	/* What a duplicate must name to be answered; nothing to send back. */
-	res->rkey = rkey;
-	res->start = va;
-	res->va = va;
-	res->len = 0;
-	qp->resp.res_head++;
+	sroce_resp_take_empty(qp, res, pkt, rkey, va, len);
 	return SROCE_ACCEPT;
 }
 
