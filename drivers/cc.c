@@ -447,7 +447,7 @@ void sroce_cc_cnp(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 
 	if (pkt->paylen != SROCE_CNP_BYTES) {
-		sroce_count(sdev, SROCE_CNT_RX_BAD_HEADER);
+		sroce_count(sdev, SROCE_CNT_RX_DROPPED);
 		return;
 	}
 	sroce_count(sdev, SROCE_CNT_CNP_HANDLED);

@@ -445,7 +445,7 @@ static void sroce_comp_atomic_write_resp(struct sroce_qp *qp,
 	if (swqe->done)
 		return;
 	if ((pkt->mask & SROCE_ONLY) != SROCE_ONLY || pkt->paylen) {
-		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_HEADER);
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DROPPED);
 		return;
 	}
 	sroce_comp_rd_done(qp, swqe);
@@ -493,7 +493,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_req_rd_len(qp, swqe, swqe->rewind_off);
 	last = last && (end == swqe->len || end == piece);
 	if (end > swqe->len || (!last && pkt->paylen != req->mtu)) {
-		sroce_count(sdev, SROCE_CNT_RX_BAD_HEADER);
+		sroce_count(sdev, SROCE_CNT_RX_DROPPED);
 		return;
 	}
 	err = sroce_payload_scatter(sdev, qp->ibqp.pd, &qp->req.fault,
