@@ -243,6 +243,12 @@ void sroce_cc_pace(struct sroce_cc *cc, u64 now, unsigned int bytes)
 	cc->next_ns = start + div64_u64((u64)bytes * NSEC_PER_SEC, cc->rate);
 }
 
+/* The rule the Context lines below state. */
+static void sroce_cc_assert_locked(struct sroce_cc *cc)
+{
+	lockdep_assert_held(&container_of(cc, struct sroce_qp, cc)->sq_lock);
+}
+
 /**
  * sroce_cc_sent() - count a packet the requester sent
  * @cc: the QP's state
@@ -254,6 +260,7 @@ void sroce_cc_sent(struct sroce_cc *cc, unsigned int bytes)
 {
 	unsigned long j = jiffies - cc->win_start;
 
+	sroce_cc_assert_locked(cc);
 	bytes += SROCE_CC_WIRE_BYTES;
 	if (j >= SROCE_CC_WINDOW) {
 		cc->est = div64_u64(cc->win_bytes * HZ, j);
@@ -274,6 +281,7 @@ void sroce_cc_sent(struct sroce_cc *cc, unsigned int bytes)
  */
 void sroce_cc_probe(struct sroce_cc *cc, u32 psn)
 {
+	sroce_cc_assert_locked(cc);
 	if (cc->probing)
 		return;
 	cc->probe_psn = psn;
@@ -292,6 +300,7 @@ void sroce_cc_acked(struct sroce_cc *cc, u32 acked)
 {
 	u64 now, rtt;
 
+	sroce_cc_assert_locked(cc);
 	if (!cc->probing || sroce_psn_cmp(acked, cc->probe_psn) <= 0)
 		return;
 	cc->probing = false;

@@ -80,7 +80,8 @@ void sroce_fault_stop(struct sroce_fault *f)
  * well-formed request there. A pending fault runs on (its MR stays held
  * until then), but its failure is not kept.
  *
- * Context: the half's lock held, BH disabled.
+ * Context: BH disabled (a half's reset, sroce_req_reset() or
+ * sroce_resp_reset(), which assert their locks).
  */
 void sroce_fault_forget(struct sroce_fault *f)
 {

@@ -8,6 +8,7 @@
 
 #include "cc.h"
 #include "opcode.h"
+#include "qp.h"
 #include "wire.h"
 
 #define US	1000ULL			/* ns */
@@ -72,22 +73,39 @@ static void cuts_at_most_once_per_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cc.target, RATE / 2);
 }
 
+/* The requester's calls, under the lock they are made with. */
+static void probe(struct sroce_qp *qp, u32 psn)
+{
+	spin_lock_bh(&qp->sq_lock);
+	sroce_cc_probe(&qp->cc, psn);
+	spin_unlock_bh(&qp->sq_lock);
+}
+
+static void acked(struct sroce_qp *qp, u32 psn)
+{
+	spin_lock_bh(&qp->sq_lock);
+	sroce_cc_acked(&qp->cc, psn);
+	spin_unlock_bh(&qp->sq_lock);
+}
+
 /* One ACK request timed at a time, until an ACK covers it. */
 static void round_trip_probe(struct kunit *test)
 {
-	struct sroce_cc cc = {};
+	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
 
-	sroce_cc_probe(&cc, 0xffffff);
-	KUNIT_EXPECT_TRUE(test, cc.probing);
-	sroce_cc_probe(&cc, 5);
-	KUNIT_EXPECT_EQ(test, cc.probe_psn, 0xffffffU);
-	sroce_cc_acked(&cc, 0xffffff);
-	KUNIT_EXPECT_TRUE(test, cc.probing);
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	spin_lock_init(&qp->sq_lock);
+	probe(qp, 0xffffff);
+	KUNIT_EXPECT_TRUE(test, qp->cc.probing);
+	probe(qp, 5);
+	KUNIT_EXPECT_EQ(test, qp->cc.probe_psn, 0xffffffU);
+	acked(qp, 0xffffff);
+	KUNIT_EXPECT_TRUE(test, qp->cc.probing);
 	/* PSNs wrap: 0 comes after 0xffffff. */
-	sroce_cc_acked(&cc, 0);
-	KUNIT_EXPECT_FALSE(test, cc.probing);
-	sroce_cc_probe(&cc, 5);
-	KUNIT_EXPECT_EQ(test, cc.probe_psn, 5U);
+	acked(qp, 0);
+	KUNIT_EXPECT_FALSE(test, qp->cc.probing);
+	probe(qp, 5);
+	KUNIT_EXPECT_EQ(test, qp->cc.probe_psn, 5U);
 }
 
 static void alpha_decays_without_cnps(struct kunit *test)
