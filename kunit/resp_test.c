@@ -467,6 +467,112 @@ static void ack_before_read_in_run(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fx->qp->resp.res_send, 0U);
 }
 
+/*
+ * A read accepted, then its MR invalidated before its responses could
+ * go: the next response is a remote access NAK and the QP ends, not a
+ * silence the requester would retry into the ground.
+ */
+static void read_refused_when_mr_goes(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 4);
+	u64 va = (uintptr_t)fx->buf;
+
+	tx_full(fx, true);
+	read_req(fx, 0, va, 4 * MTU);
+	KUNIT_ASSERT_EQ(test, fx->qp->resp.res_head, 1U);
+	WRITE_ONCE(fx->mr->valid, false);
+	tx_full(fx, false);
+	poke(fx);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_NAK_SENT),
+			1ULL);
+	KUNIT_EXPECT_EQ(test, sent(fx), 1ULL);		/* the NAK alone */
+	KUNIT_EXPECT_EQ(test, fx->qp->state, IB_QPS_ERR);
+}
+
+/* A FLUSH (FETH: @feth) at @psn through @rkey, to the responder. */
+static void flush_req(struct resp_fixture *fx, u32 psn, u32 feth, u32 rkey,
+		      u64 va, u32 len)
+{
+	struct req_pkt r;
+	struct sroce_pkt *pkt = req_build(&r, SROCE_OP_FLUSH, psn, rkey, va,
+					  len);
+	struct sroce_feth *f = sroce_pkt_hdr(pkt, SROCE_HAS_FETH);
+
+	f->bits = cpu_to_be32(feth);
+	sroce_resp_rx(fx->qp, pkt);
+}
+
+#define FLUSH_GLOBAL_RANGE	SROCE_FLUSH_GLOBAL
+#define FLUSH_GLOBAL_MR		(SROCE_FLUSH_MR << SROCE_FETH_SEL_SHIFT | \
+				 SROCE_FLUSH_GLOBAL)
+
+/*
+ * FLUSH for global visibility, of a range and of a whole MR (whose
+ * address then means nothing), is answered by one response each, from
+ * the resources; a duplicate is answered again.
+ */
+static void flush_answered(struct kunit *test)
+{
+	struct resp_fixture *fx = resp_fixture(test, 4);
+	u64 va = (uintptr_t)fx->buf;
+
+	fx->qp->attr.qp_access_flags |= SROCE_ACCESS_FLUSH_GLOBAL;
+	fx->mr->access |= SROCE_ACCESS_FLUSH_GLOBAL;
+	flush_req(fx, 0, FLUSH_GLOBAL_RANGE, fx->mr->key, va, MTU);
+	flush_req(fx, 1, FLUSH_GLOBAL_MR, fx->mr->key, 0, U32_MAX);
+	KUNIT_EXPECT_EQ(test, sent(fx), 2ULL);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.res_head, 2U);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.psn, 2U);
+	flush_req(fx, 0, FLUSH_GLOBAL_RANGE, fx->mr->key, va, MTU);
+	KUNIT_EXPECT_EQ(test, sent(fx), 3ULL);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.res_head, 2U);
+	KUNIT_EXPECT_EQ(test, fx->qp->state, IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_NAK_SENT),
+			0ULL);
+}
+
+/* FLUSHes refused: the rights of the QP and of the MR, and the FETH. */
+struct flush_refusal {
+	const char *why;
+	u32 qp_access;
+	u32 mr_access;
+	u32 feth;
+};
+
+static const struct flush_refusal flush_refusals[] = {
+	{ "no right on the QP", 0, SROCE_ACCESS_FLUSH_GLOBAL,
+	  FLUSH_GLOBAL_RANGE },
+	{ "no right on the MR", SROCE_ACCESS_FLUSH_GLOBAL, 0,
+	  FLUSH_GLOBAL_RANGE },
+	{ "persistence", SROCE_ACCESS_FLUSH_GLOBAL, SROCE_ACCESS_FLUSH_GLOBAL,
+	  SROCE_FLUSH_PERSISTENT },
+	{ "an unknown level", SROCE_ACCESS_FLUSH_GLOBAL,
+	  SROCE_ACCESS_FLUSH_GLOBAL,
+	  2 << SROCE_FETH_SEL_SHIFT | SROCE_FLUSH_GLOBAL },
+};
+
+static void flush_refusal_desc(const struct flush_refusal *r, char *desc)
+{
+	strscpy(desc, r->why, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(flush_refusal, flush_refusals, flush_refusal_desc);
+
+/* Each is NAKed and ends the QP; no resource is taken. */
+static void flush_refused(struct kunit *test)
+{
+	const struct flush_refusal *r = test->param_value;
+	struct resp_fixture *fx = resp_fixture(test, 4);
+
+	fx->qp->attr.qp_access_flags |= r->qp_access;
+	fx->mr->access |= r->mr_access;
+	flush_req(fx, 0, r->feth, fx->mr->key, (uintptr_t)fx->buf, MTU);
+	KUNIT_EXPECT_EQ(test, fx->qp->state, IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_NAK_SENT),
+			1ULL);
+	KUNIT_EXPECT_EQ(test, fx->qp->resp.res_head, 0U);
+}
+
 static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(one_ack_per_run),
 	KUNIT_CASE(stream_acks_held),
@@ -479,6 +585,9 @@ static struct kunit_case resp_cases[] = {
 	KUNIT_CASE(dup_read_piece),
 	KUNIT_CASE(dup_read_out_of_range),
 	KUNIT_CASE(refused_modify_keeps_the_reads),
+	KUNIT_CASE(read_refused_when_mr_goes),
+	KUNIT_CASE(flush_answered),
+	KUNIT_CASE_PARAM(flush_refused, flush_refusal_gen_params),
 	{}
 };
 
