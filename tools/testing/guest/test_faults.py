@@ -367,7 +367,7 @@ def test_fault_under_perftest(request, bench, fault, record_property):
         # lib/perftest.py) reads zero; its iterations still say the
         # traffic ran. Such a run cannot be measured again: the fault is
         # behind it.
-        untimed = perftest.CALIBRATION_RE.search(cli.out)
+        untimed = perftest.CALIBRATION_RE.search(cli.out + cli.err)
         assert rows and (rows[0]["bw_avg"] > 0 or
                          (untimed and rows[0]["iters"] > 0)), text
 
