@@ -33,6 +33,14 @@ struct sroce_odp;
  */
 #define SROCE_ACCESS_FLUSH_GLOBAL	BIT(8)
 
+/*
+ * The right to a FLUSH for persistence (IB_UVERBS_ACCESS_FLUSH_PERSISTENT):
+ * never an MR's here. A QP may hold it, meaning nothing: the core's CM
+ * grants a connection both flush rights whenever the device offers either
+ * (6.2 on), and its modify_qp must not fail for that.
+ */
+#define SROCE_ACCESS_FLUSH_PERSISTENT	BIT(9)
+
 /* The rights sroce implements; local read is implied by any MR. */
 #define SROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \

@@ -39,6 +39,7 @@
 				 IB_ACCESS_REMOTE_READ |		\
 				 IB_ACCESS_REMOTE_ATOMIC |		\
 				 SROCE_ACCESS_FLUSH_GLOBAL |		\
+				 SROCE_ACCESS_FLUSH_PERSISTENT |	\
 				 IB_ACCESS_ON_DEMAND)
 
 /* IBTA field widths: 5-bit timers, 3-bit retry counters. */

@@ -11,6 +11,7 @@
 #include <rdma/sroce-abi.h>
 
 #include "limits.h"
+#include "mr.h"
 #include "qp.h"
 #include "wire.h"
 #include "wq.h"
@@ -218,6 +219,10 @@ static void reset_to_init(struct kunit *test)
 	c->attr.pkey_index = 1;
 	KUNIT_EXPECT_EQ(test, check(c, mask), -EINVAL);
 	c->attr.pkey_index = 0;
+	/* What the core's CM grants when the device offers FLUSH (6.2 on). */
+	c->attr.qp_access_flags |= SROCE_ACCESS_FLUSH_GLOBAL |
+				   SROCE_ACCESS_FLUSH_PERSISTENT;
+	KUNIT_EXPECT_EQ(test, check(c, mask), 0);
 	c->attr.qp_access_flags |= IB_ACCESS_MW_BIND;
 	KUNIT_EXPECT_EQ(test, check(c, mask), -EINVAL);
 	c->attr.qp_access_flags = 0;
