@@ -140,17 +140,17 @@ def test_flush_answers(bench, driver):
     else:
         assert inf["flush_refused"] is None, inf
 
-    todo = cases(inf)
+    planned = cases(inf)
     # rxe takes no FLUSH but with its own ICRC: it is sent rxe's alone.
     frames = [flush(bench, inf["qps"][qp], psn, plt, sel, va,
                     inf["mrs"][mr][1], length, rxe or driver == "rxe")
-              for qp, psn, plt, sel, va, mr, length, rxe, _ in todo]
+              for qp, psn, plt, sel, va, mr, length, rxe, _ in planned]
     tool = f"{bench.top}/tools/testing/bench/lib/roce.py"
     out = b.run(f"/usr/bin/python3 {tool} ask eth0 5 " +
                 " ".join(f.hex() for f in frames), timeout=120).out
     got = [answer(json.loads(line)) for line in out.splitlines()]
-    assert len(got) == len(todo), out
-    for (qp, psn, plt, sel, va, mr, length, _, want), ans in zip(todo, got):
+    assert len(got) == len(planned), out
+    for (qp, psn, plt, sel, va, mr, length, _, want), ans in zip(planned, got):
         name = f"{qp} (placement {plt}, selectivity {sel})"
         if ans is None and want[2] == DUPLICATE and driver == "rxe":
             print(f"  {name}: duplicate, not answered")
@@ -168,7 +168,7 @@ def test_flush_answers(bench, driver):
 
     if driver == "sroce":
         taken = counters(a, dev)["rx_rxe_flush_icrc"]
-        assert taken == sum(case[7] for case in todo), taken
+        assert taken == sum(case[7] for case in planned), taken
 
     a.run(f"touch {go}")
     states = json.loads(target.wait(60).out.strip().splitlines()[-1])["states"]
