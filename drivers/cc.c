@@ -112,12 +112,6 @@ static u64 sroce_cc_interval(void)
 	return (u64)max(READ_ONCE(cnp_interval_us), 1U) * NSEC_PER_USEC;
 }
 
-/* @base, or the round trip if longer: the feedback comes no sooner. */
-static u64 sroce_cc_rtt_at_least(const struct sroce_cc *cc, u64 base)
-{
-	return max(base, cc->srtt);
-}
-
 /* Alpha decays by g every CNP interval it did not rise. */
 static void sroce_cc_decay(struct sroce_cc *cc, u64 now)
 {
@@ -193,14 +187,16 @@ static u64 sroce_cc_estimate(const struct sroce_cc *cc)
  * sroce_cc_cut() - a CNP came: cut the rate
  * @cc: a QP's state
  * @now: ktime_get_ns()
+ * @srtt: the requester's smoothed round trip, ns (rtt.h), 0 if unknown
  *
  * An unlimited QP starts limiting at the rate it was sending. Every CNP
  * raises alpha and starts recovery over; a cut within cnp_interval_us (or
- * a round trip) of the last one is not taken.
+ * a round trip, as the feedback of a cut takes that long to come) of the
+ * last one is not taken.
  */
-void sroce_cc_cut(struct sroce_cc *cc, u64 now)
+void sroce_cc_cut(struct sroce_cc *cc, u64 now, u64 srtt)
 {
-	u64 interval = sroce_cc_rtt_at_least(cc, sroce_cc_interval());
+	u64 interval = max(sroce_cc_interval(), srtt);
 
 	sroce_cc_update(cc, now);
 	if (!cc->rate) {
@@ -273,44 +269,6 @@ void sroce_cc_sent(struct sroce_cc *cc, unsigned int bytes)
 }
 
 /**
- * sroce_cc_probe() - an ACK request left: time it, unless one is timed
- * @cc: an RC requester's state
- * @psn: its PSN, a first transmission's
- *
- * Context: sq_lock held.
- */
-void sroce_cc_probe(struct sroce_cc *cc, u32 psn)
-{
-	sroce_cc_assert_locked(cc);
-	if (cc->probing)
-		return;
-	cc->probe_psn = psn;
-	cc->probe_ns = ktime_get_ns();
-	cc->probing = true;
-}
-
-/**
- * sroce_cc_acked() - PSNs before @acked are acknowledged
- * @cc: an RC requester's state
- * @acked: the oldest PSN not acknowledged
- *
- * Context: sq_lock held.
- */
-void sroce_cc_acked(struct sroce_cc *cc, u32 acked)
-{
-	u64 now, rtt;
-
-	sroce_cc_assert_locked(cc);
-	if (!cc->probing || sroce_psn_cmp(acked, cc->probe_psn) <= 0)
-		return;
-	cc->probing = false;
-	now = ktime_get_ns();
-	rtt = now > cc->probe_ns ? now - cc->probe_ns : 0;
-	/* As TCP's: an eighth of each new sample. */
-	cc->srtt = cc->srtt ? cc->srtt - cc->srtt / 8 + rtt / 8 : rtt;
-}
-
-/**
  * sroce_cc_may_send() - may the requester send its next packet now?
  * @qp: the QP
  *
@@ -361,8 +319,6 @@ void sroce_cc_reset(struct sroce_qp *qp)
 
 	cc->rate = 0;
 	cc->est = 0;
-	cc->srtt = 0;
-	cc->probing = false;
 	cc->win_bytes = 0;
 	cc->win_start = jiffies;
 	WRITE_ONCE(cc->cnp_ns, 0);
@@ -461,7 +417,7 @@ void sroce_cc_cnp(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	}
 	sroce_count(sdev, SROCE_CNT_CNP_HANDLED);
 	spin_lock_bh(&qp->sq_lock);
-	sroce_cc_cut(&qp->cc, ktime_get_ns());
-	trace_sroce_cc_rate(qp, qp->cc.rate, qp->cc.alpha, qp->cc.srtt);
+	sroce_cc_cut(&qp->cc, ktime_get_ns(), qp->req.rtt.srtt);
+	trace_sroce_cc_rate(qp, qp->cc.rate, qp->cc.alpha, qp->req.rtt.srtt);
 	spin_unlock_bh(&qp->sq_lock);
 }

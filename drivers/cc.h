@@ -36,12 +36,6 @@ struct sroce_qp;
  * @win_start: jiffies at the start of the sending rate's window
  * @win_bytes: bytes sent in the window
  * @est: bytes per second sent in the last whole window
- * @srtt: smoothed round trip, ns, from one ACK request at a time to its
- *	  ACK (0: none measured); the limiter's time constants are never
- *	  shorter, as its feedback takes that long to come
- * @probe_ns: when the ACK request being timed left
- * @probe_psn: its PSN
- * @probing: an ACK request is being timed
  * @cnp_ns: when this QP, as a responder, last sent a CNP
  * @timer: runs the requester once the limiter lets the next packet go
  *
@@ -60,10 +54,6 @@ struct sroce_cc {
 	unsigned long win_start;
 	u64 win_bytes;
 	u64 est;
-	u64 srtt;
-	u64 probe_ns;
-	u32 probe_psn;
-	bool probing;
 	u64 cnp_ns;
 	struct hrtimer timer;
 };
@@ -74,13 +64,11 @@ void sroce_cc_stop(struct sroce_qp *qp);
 u8 sroce_cc_tos(u8 tclass, u8 opcode);
 bool sroce_cc_may_send(struct sroce_qp *qp);
 void sroce_cc_sent(struct sroce_cc *cc, unsigned int bytes);
-void sroce_cc_probe(struct sroce_cc *cc, u32 psn);
-void sroce_cc_acked(struct sroce_cc *cc, u32 acked);
 void sroce_cc_ce(struct sroce_qp *qp, const struct sroce_pkt *pkt);
 void sroce_cc_cnp(struct sroce_qp *qp, const struct sroce_pkt *pkt);
 
 /* The limiter's arithmetic, for KUnit. */
-void sroce_cc_cut(struct sroce_cc *cc, u64 now);
+void sroce_cc_cut(struct sroce_cc *cc, u64 now, u64 srtt);
 void sroce_cc_update(struct sroce_cc *cc, u64 now);
 void sroce_cc_pace(struct sroce_cc *cc, u64 now, unsigned int bytes);
 

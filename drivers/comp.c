@@ -10,9 +10,9 @@
  * right there within a small budget.
  */
 #include <linux/jiffies.h>
+#include <linux/ktime.h>
 #include <rdma/ib_verbs.h>
 
-#include "cc.h"
 #include "comp.h"
 #include "counters.h"
 #include "cq.h"
@@ -23,6 +23,7 @@
 #include "pkt.h"
 #include "qp.h"
 #include "req.h"
+#include "rtt.h"
 #include "trace.h"
 
 /*
@@ -127,13 +128,13 @@ void sroce_comp_arm_timer(struct sroce_qp *qp)
 
 	lockdep_assert_held(&qp->sq_lock);
 
-	if (!sroce_qp_req_rc(qp) || !req->timeout ||
+	if (!sroce_qp_req_rc(qp) || !req->rto ||
 	    READ_ONCE(qp->state) != IB_QPS_RTS)
 		return;
 	if (req->acked == req->max_psn)
 		del_timer(&req->timer);
 	else if (!timer_pending(&req->timer))
-		mod_timer(&req->timer, jiffies + req->timeout);
+		mod_timer(&req->timer, jiffies + req->rto);
 }
 
 /* The peer made progress: the retry budget is whole again. */
@@ -143,8 +144,8 @@ static void sroce_comp_progress(struct sroce_qp *qp)
 
 	req->retry = qp->attr.retry_cnt;
 	req->rnr_retry = qp->attr.rnr_retry;
-	if (req->timeout && req->acked != req->max_psn)
-		mod_timer(&req->timer, jiffies + req->timeout);
+	if (req->rto && req->acked != req->max_psn)
+		mod_timer(&req->timer, jiffies + req->rto);
 }
 
 /**
@@ -203,7 +204,8 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 					    SROCE_BTH_PSN_MASK),
 			  SROCE_MAX_INFLIGHT);
 	req->acked = next;
-	sroce_cc_acked(&qp->cc, next);
+	if (sroce_rtt_acked(&req->rtt, next, ktime_get_ns()))
+		req->rto = sroce_rtt_rto(&req->rtt, req->timeout);
 	return true;
 }
 
@@ -230,6 +232,8 @@ static void sroce_comp_retry(struct sroce_qp *qp)
 	req->retry--;
 	/* See SROCE_MIN_INFLIGHT. */
 	req->cwnd = SROCE_MIN_INFLIGHT;
+	sroce_rtt_timed_out(&req->rtt);
+	req->rto = sroce_rtt_rto(&req->rtt, req->timeout);
 	sroce_count(sdev, SROCE_CNT_RETRANSMITS);
 	trace_sroce_retransmit(qp, req->acked, SROCE_RESEND_TIMEOUT);
 	/* A read or atomic asked for again: see sroce_req_rd_limit(). */
@@ -429,8 +433,8 @@ static void sroce_comp_busy(struct sroce_qp *qp)
 
 	lockdep_assert_held(&qp->sq_lock);
 
-	if (req->timeout && req->acked != req->max_psn)
-		mod_timer(&req->timer, jiffies + req->timeout);
+	if (req->rto && req->acked != req->max_psn)
+		mod_timer(&req->timer, jiffies + req->rto);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include "burst.h"
 #include "cc.h"
 #include "fault.h"
+#include "rtt.h"
 #include "wq.h"
 
 /* The largest 24-bit number: QPNs, PSNs. */
@@ -85,7 +86,10 @@ struct sroce_swqe {
  * @timer: retransmit timer, armed while packets are unacknowledged
  * @rnr_timer: the wait an RNR NAK asked for
  * @burst: packets built under sq_lock, sent before it is dropped
- * @timeout: retransmit timeout in jiffies, 0 for none
+ * @timeout: the QP's retransmit timeout in jiffies, 0 for none
+ * @rto: the one the timer uses: @timeout, or longer where the measured
+ *	 round trip @rtt asks for it (sroce_rtt_rto())
+ * @rtt: the round trip measured from ACK requests to their ACKs
  * @blocked: the last run stopped on something an answer may lift
  *	     (window, reads outstanding, fence): only then do answers run it
  * @nak_psn: the PSN of the last sequence NAK acted on
@@ -120,6 +124,8 @@ struct sroce_req {
 	u32 stride;
 	u32 mtu;
 	unsigned long timeout;
+	unsigned long rto;
+	struct sroce_rtt rtt;
 	struct timer_list timer;
 	struct timer_list rnr_timer;
 	struct sroce_burst burst;

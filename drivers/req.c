@@ -12,6 +12,7 @@
  */
 #include <linux/netdevice.h>
 #include <linux/slab.h>
+#include <linux/ktime.h>
 #include <rdma/ib_verbs.h>
 
 #include "cc.h"
@@ -28,6 +29,7 @@
 #include "pkt.h"
 #include "qp.h"
 #include "req.h"
+#include "rtt.h"
 
 /* Packets sent in the posting context before the worker takes over. */
 #define SROCE_REQ_BUDGET_POST	64
@@ -100,6 +102,7 @@ void sroce_req_reset(struct sroce_qp *qp)
 	req->fault_rewind = false;
 	sroce_fault_forget(&req->fault);
 	sroce_cc_reset(qp);
+	sroce_rtt_reset(&req->rtt);
 	sroce_req_set_doorbell(qp, true);
 }
 
@@ -128,6 +131,7 @@ void sroce_req_set_retry(struct sroce_qp *qp)
 		req->timeout = max(usecs_to_jiffies(usecs),
 				   msecs_to_jiffies(SROCE_MIN_ACK_TIMEOUT_MS));
 	}
+	req->rto = sroce_rtt_rto(&req->rtt, req->timeout);
 }
 
 /* Context: modify_qp to RTS, under sq_lock. */
@@ -605,7 +609,7 @@ static int sroce_req_send_data(struct sroce_qp *qp, struct sroce_swqe *swqe,
 		return err;
 	/* A first transmission's round trip: never a retransmission's. */
 	if (ack_req && sroce_psn_cmp(req->psn, req->max_psn) >= 0)
-		sroce_cc_probe(&qp->cc, req->psn);
+		sroce_rtt_probe(&req->rtt, req->psn, ktime_get_ns());
 	req->noack = ack_req ? 0 : req->noack + 1;
 	req->psn = sroce_psn_add(req->psn, 1);
 	req->off += len;
@@ -938,7 +942,7 @@ void sroce_req_rewind(struct sroce_qp *qp)
 			break;
 	req->rd_out = 0;
 	/* What is sent again is not timed (Karn), nor what was before. */
-	qp->cc.probing = false;
+	req->rtt.probing = false;
 	/* Whoever rewound runs the requester next, idle or not. */
 	req->blocked = true;
 	if (idx == req->cur && !req->off)

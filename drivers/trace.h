@@ -217,24 +217,33 @@ TRACE_EVENT(sroce_cqe,
 		      __entry->byte_len)
 );
 
-/* The requester goes back to @psn, the oldest PSN not acknowledged. */
+/*
+ * The requester goes back to @psn, the oldest PSN not acknowledged; with
+ * the round trip measured so far and the retransmit timeout it gives.
+ */
 TRACE_EVENT(sroce_retransmit,
 	    TP_PROTO(const struct sroce_qp *qp, u32 psn,
 		     enum sroce_trace_resend why),
 	    TP_ARGS(qp, psn, why),
 	    TP_STRUCT__entry(__field(u32, qpn)
 			     __field(u32, psn)
-			     __field(int, why)),
+			     __field(int, why)
+			     __field(u32, srtt_us)
+			     __field(u32, rto_ms)),
 	    TP_fast_assign(__entry->qpn = qp->ibqp.qp_num;
 			   __entry->psn = psn;
-			   __entry->why = why;),
-	    TP_printk("qpn=0x%06x psn=0x%06x why=%s", __entry->qpn,
-		      __entry->psn,
+			   __entry->why = why;
+			   __entry->srtt_us = div_u64(qp->req.rtt.srtt,
+						      NSEC_PER_USEC);
+			   __entry->rto_ms = jiffies_to_msecs(qp->req.rto);),
+	    TP_printk("qpn=0x%06x psn=0x%06x why=%s srtt_us=%u rto_ms=%u",
+		      __entry->qpn, __entry->psn,
 		      __print_symbolic(__entry->why,
 				       { SROCE_RESEND_TIMEOUT, "timeout" },
 				       { SROCE_RESEND_SEQ_NAK, "seq_nak" },
 				       { SROCE_RESEND_RNR_NAK, "rnr_nak" },
-				       { SROCE_RESEND_LOST_RESPONSE, "lost_response" }))
+				       { SROCE_RESEND_LOST_RESPONSE, "lost_response" }),
+		      __entry->srtt_us, __entry->rto_ms)
 );
 
 /* An RNR NAK (no receive WQE); @timer is the AETH's RNR timer code. */

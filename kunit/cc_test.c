@@ -8,7 +8,6 @@
 
 #include "cc.h"
 #include "opcode.h"
-#include "qp.h"
 #include "wire.h"
 
 #define US	1000ULL			/* ns */
@@ -21,7 +20,7 @@ static void limited(struct sroce_cc *cc)
 {
 	memset(cc, 0, sizeof(*cc));
 	cc->est = RATE;
-	sroce_cc_cut(cc, T0);
+	sroce_cc_cut(cc, T0, 0);
 }
 
 static void first_cnp_halves_the_rate(struct kunit *test)
@@ -41,13 +40,13 @@ static void cuts_at_most_once_per_interval(struct kunit *test)
 
 	limited(&cc);
 	cc.stage = 3;
-	sroce_cc_cut(&cc, T0 + 10 * US);
+	sroce_cc_cut(&cc, T0 + 10 * US, 0);
 	KUNIT_EXPECT_EQ(test, cc.rate, RATE / 2);
 	/* Not a cut, but no time to go faster: recovery starts over. */
 	KUNIT_EXPECT_EQ(test, cc.stage, 0U);
 	KUNIT_EXPECT_EQ(test, cc.inc_ns, T0 + 10 * US);
 	/* 50 us on: cut again, by alpha / 2 with alpha still about 1. */
-	sroce_cc_cut(&cc, T0 + 50 * US);
+	sroce_cc_cut(&cc, T0 + 50 * US, 0);
 	KUNIT_EXPECT_EQ(test, cc.target, RATE / 2);
 	KUNIT_EXPECT_GE(test, cc.rate, RATE / 4);
 	KUNIT_EXPECT_LE(test, cc.rate, RATE / 4 + RATE / 400);
@@ -56,56 +55,21 @@ static void cuts_at_most_once_per_interval(struct kunit *test)
 /* A round trip longer than the CNP interval spaces the cuts. */
 static void cuts_at_most_once_per_round_trip(struct kunit *test)
 {
+	const u64 srtt = 10000 * US;
 	struct sroce_cc cc;
 
 	u64 t;
 
 	limited(&cc);
-	cc.srtt = 10000 * US;
 	/* A CNP every 200 us: none cuts within the round trip ... */
-	for (t = 200 * US; t < cc.srtt; t += 200 * US) {
-		sroce_cc_cut(&cc, T0 + t);
+	for (t = 200 * US; t < srtt; t += 200 * US) {
+		sroce_cc_cut(&cc, T0 + t, srtt);
 		KUNIT_ASSERT_EQ(test, cc.rate, RATE / 2);
 	}
 	/* ... and none lets the rate rise; the first after it cuts. */
-	sroce_cc_cut(&cc, T0 + cc.srtt);
+	sroce_cc_cut(&cc, T0 + srtt, srtt);
 	KUNIT_EXPECT_LT(test, cc.rate, RATE / 2);
 	KUNIT_EXPECT_EQ(test, cc.target, RATE / 2);
-}
-
-/* The requester's calls, under the lock they are made with. */
-static void probe(struct sroce_qp *qp, u32 psn)
-{
-	spin_lock_bh(&qp->sq_lock);
-	sroce_cc_probe(&qp->cc, psn);
-	spin_unlock_bh(&qp->sq_lock);
-}
-
-static void acked(struct sroce_qp *qp, u32 psn)
-{
-	spin_lock_bh(&qp->sq_lock);
-	sroce_cc_acked(&qp->cc, psn);
-	spin_unlock_bh(&qp->sq_lock);
-}
-
-/* One ACK request timed at a time, until an ACK covers it. */
-static void round_trip_probe(struct kunit *test)
-{
-	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, qp);
-	spin_lock_init(&qp->sq_lock);
-	probe(qp, 0xffffff);
-	KUNIT_EXPECT_TRUE(test, qp->cc.probing);
-	probe(qp, 5);
-	KUNIT_EXPECT_EQ(test, qp->cc.probe_psn, 0xffffffU);
-	acked(qp, 0xffffff);
-	KUNIT_EXPECT_TRUE(test, qp->cc.probing);
-	/* PSNs wrap: 0 comes after 0xffffff. */
-	acked(qp, 0);
-	KUNIT_EXPECT_FALSE(test, qp->cc.probing);
-	probe(qp, 5);
-	KUNIT_EXPECT_EQ(test, qp->cc.probe_psn, 5U);
 }
 
 static void alpha_decays_without_cnps(struct kunit *test)
@@ -122,7 +86,7 @@ static void alpha_decays_without_cnps(struct kunit *test)
 	cc.cut_ns = 0;
 	cc.inc_ns = T0 + 177 * 50 * US;
 	cc.rate = RATE;
-	sroce_cc_cut(&cc, T0 + 177 * 50 * US);
+	sroce_cc_cut(&cc, T0 + 177 * 50 * US, 0);
 	KUNIT_EXPECT_GE(test, cc.rate, RATE * 74 / 100);
 	KUNIT_EXPECT_LE(test, cc.rate, RATE * 76 / 100);
 }
@@ -209,7 +173,6 @@ static struct kunit_case cc_cases[] = {
 	KUNIT_CASE(first_cnp_halves_the_rate),
 	KUNIT_CASE(cuts_at_most_once_per_interval),
 	KUNIT_CASE(cuts_at_most_once_per_round_trip),
-	KUNIT_CASE(round_trip_probe),
 	KUNIT_CASE(alpha_decays_without_cnps),
 	KUNIT_CASE(recovers_halfway_then_adds),
 	KUNIT_CASE(recovery_ends_limiting),
