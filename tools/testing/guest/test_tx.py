@@ -5,7 +5,9 @@ somebody configured; every frame seen by a capture on the sending guest;
 one ACK asked for, and sent, per message of 64 packets, and one for
 several short messages queued together; one ACK for several of a stream
 of small messages posted one by one, but every ACK of a ping-pong at
-once; and on the far side, frames taken in runs.
+once; and on the far side, frames taken in runs. On a path whose round
+trip is longer than the QP's timeout, nothing goes twice once the round
+trip is measured.
 """
 
 import re
@@ -29,6 +31,10 @@ STREAM_SIZE = 64
 # times five, so that a loaded host's slower posting is still one, and
 # times SROCE_TIME_SCALE for a debug kernel's.
 STREAM_GAP_US = round(1000 * TIME_SCALE)
+# A path slower than perftest's QP timeout (-u 14: 67 ms) that loses
+# nothing: netem delays each guest's frames, a round trip of twice this.
+SLOW_DELAY_MS = 50
+SLOW_MSGS = 100
 
 
 def qdisc_sent(g):
@@ -160,6 +166,38 @@ def test_ping_pong_acks_go_at_once(bench):
     r = responder_deltas(bench, devs, "ib_send_lat", 2, 500)
     assert r["ack_sent"] >= 500, r
     assert r["ack_held"] == 0, r
+
+
+@pytest.mark.sroce(SROCE_ONLY)
+def test_slow_path_not_timed_out(bench):
+    """B writes to A over a path whose round trip (100 ms) is longer than
+    the QP's timeout (67 ms). Each time the timer fires for packets that
+    were only late, the window goes again. The first window times out,
+    as nothing is measured yet; the timeout doubles, the next probe's ACK
+    comes within it, and from then on the timeout follows the measured
+    round trip: a round trip longer than those measured may still time
+    out once in a while (1 or 2 a run measured in all). With the QP's
+    timeout alone, every window's round trip timed out: 23 to 31 a run."""
+    a, b = bench.a, bench.b
+    da, db = bench.attach(a), bench.attach(b)
+    for g in (a, b):
+        g.run("modprobe sch_netem")
+        g.run(f"tc qdisc add dev eth0 root netem delay {SLOW_DELAY_MS}ms limit 10000")
+    try:
+        before = counters(b, db)
+        run = pt.run_perftest(a, b, "ib_write_bw", da, a.gid_index(da), a.ip,
+                              size=SIZE, iters=SLOW_MSGS, extra="-u 14",
+                              client_gid_index=b.gid_index(db))
+        problems = pt.judge(run, "ib_write_bw", [SIZE], iters=SLOW_MSGS)
+        assert not problems, pt.headline(problems)
+        after = counters(b, db)
+    finally:
+        for g in (a, b):
+            g.run("tc qdisc del dev eth0 root", check=False)
+    c = {k: after[k] - before.get(k, 0) for k in after}
+    runs = 1 + len(run.remeasured)
+    assert c["tx_packets"] >= SLOW_MSGS * SIZE // 1024, c
+    assert c["retransmits"] <= 4 * runs, (runs, c)
 
 
 @pytest.mark.smp(2)
