@@ -12,6 +12,17 @@
 
 #define MS	1000000ULL		/* ns */
 
+/* A QP with nothing but the lock the requester's calls assert. */
+static struct sroce_qp *new_qp(struct kunit *test)
+{
+	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	spin_lock_init(&qp->sq_lock);
+	sroce_rtt_reset(&qp->req.rtt);
+	return qp;
+}
+
 /* The requester's calls, under the lock they are made with. */
 static void probe(struct sroce_qp *qp, u32 psn, u64 now)
 {
@@ -33,12 +44,9 @@ static bool acked(struct sroce_qp *qp, u32 psn, u64 now)
 /* One ACK request timed at a time, until an ACK covers it. */
 static void one_probe_at_a_time(struct kunit *test)
 {
-	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
-	struct sroce_rtt *rtt;
+	struct sroce_qp *qp = new_qp(test);
+	struct sroce_rtt *rtt = &qp->req.rtt;
 
-	KUNIT_ASSERT_NOT_NULL(test, qp);
-	rtt = &qp->req.rtt;
-	spin_lock_init(&qp->sq_lock);
 	probe(qp, 0xffffff, 1 * MS);
 	KUNIT_EXPECT_TRUE(test, rtt->probing);
 	probe(qp, 5, 2 * MS);
@@ -119,14 +127,10 @@ static void timed_out(struct sroce_qp *qp)
  */
 static void timeouts_back_off(struct kunit *test)
 {
-	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
 	unsigned long timeout = msecs_to_jiffies(10);
-	struct sroce_rtt *rtt;
+	struct sroce_qp *qp = new_qp(test);
+	struct sroce_rtt *rtt = &qp->req.rtt;
 
-	KUNIT_ASSERT_NOT_NULL(test, qp);
-	rtt = &qp->req.rtt;
-	spin_lock_init(&qp->sq_lock);
-	sroce_rtt_reset(rtt);
 	probe(qp, 7, 1 * MS);
 	timed_out(qp);
 	/* The probe's packet goes again: its ACK times nothing (Karn). */
@@ -147,14 +151,10 @@ static void timeouts_back_off(struct kunit *test)
 /* Timeouts with nothing heard between them: the QP's own timeout. */
 static void silence_does_not_back_off(struct kunit *test)
 {
-	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
 	unsigned long timeout = msecs_to_jiffies(10);
-	struct sroce_rtt *rtt;
+	struct sroce_qp *qp = new_qp(test);
+	struct sroce_rtt *rtt = &qp->req.rtt;
 
-	KUNIT_ASSERT_NOT_NULL(test, qp);
-	rtt = &qp->req.rtt;
-	spin_lock_init(&qp->sq_lock);
-	sroce_rtt_reset(rtt);
 	timed_out(qp);
 	KUNIT_EXPECT_EQ(test, sroce_rtt_rto(rtt, timeout), 2 * timeout);
 	timed_out(qp);
