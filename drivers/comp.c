@@ -148,6 +148,18 @@ static void sroce_comp_progress(struct sroce_qp *qp)
 		mod_timer(&req->timer, jiffies + req->rto);
 }
 
+/*
+ * The peer answered every PSN before @next: it is heard from, and a timed
+ * request among them gives the round trip, which the timeout follows.
+ */
+static void sroce_comp_heard(struct sroce_qp *qp, u32 next)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (sroce_rtt_acked(&req->rtt, next, ktime_get_ns()))
+		req->rto = sroce_rtt_rto(&req->rtt, req->timeout);
+}
+
 /**
  * sroce_comp_acked() - mark done what an acknowledgment of @psn covers
  * @qp: the QP
@@ -204,8 +216,7 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 					    SROCE_BTH_PSN_MASK),
 			  SROCE_MAX_INFLIGHT);
 	req->acked = next;
-	if (sroce_rtt_acked(&req->rtt, next, ktime_get_ns()))
-		req->rto = sroce_rtt_rto(&req->rtt, req->timeout);
+	sroce_comp_heard(qp, next);
 	return true;
 }
 
@@ -408,6 +419,7 @@ static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		req->rd_out--;
 	if (sroce_psn_cmp(sroce_psn_add(swqe->last_psn, 1), req->acked) > 0)
 		req->acked = sroce_psn_add(swqe->last_psn, 1);
+	sroce_comp_heard(qp, req->acked);
 	sroce_comp_progress(qp);
 }
 
@@ -515,6 +527,8 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		return;
 	}
 	swqe->resp_off = end;
+	/* A read is timed to its first response (sroce_req_send_rd()). */
+	sroce_comp_heard(qp, sroce_psn_add(pkt->psn, 1));
 	if (last && end == swqe->len) {
 		sroce_comp_rd_done(qp, swqe);
 		return;

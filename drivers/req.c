@@ -526,6 +526,12 @@ static int sroce_req_send_rd(struct sroce_qp *qp, struct sroce_swqe *swqe)
 			       aw ? SROCE_ATOMIC_WRITE_BYTES : 0, aw);
 	if (err)
 		return err;
+	/*
+	 * Timed to its first answer, as a send's ACK request is to its ACK:
+	 * a peer that only reads is measured too. A first transmission only.
+	 */
+	if (!req->off && sroce_psn_cmp(req->psn, req->max_psn) >= 0)
+		sroce_rtt_probe(&req->rtt, req->psn, ktime_get_ns());
 	req->psn = sroce_psn_add(swqe->last_psn, 1);
 	req->rd_out++;
 	swqe->sent = true;

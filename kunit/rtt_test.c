@@ -92,7 +92,7 @@ static void samples_smoothed(struct kunit *test)
 /* The QP's timeout until measured; then the round trip, within bounds. */
 static void timeout_follows_round_trip(struct kunit *test)
 {
-	unsigned long timeout = msecs_to_jiffies(10);
+	unsigned long timeout = msecs_to_jiffies(100);
 	struct sroce_rtt rtt = {};
 
 	unsigned long rto;
@@ -104,11 +104,15 @@ static void timeout_follows_round_trip(struct kunit *test)
 	/* A path faster than the timeout: the timeout. */
 	KUNIT_EXPECT_EQ(test, sroce_rtt_rto(&rtt, timeout), timeout);
 	/* A path slower: its round trip and four deviations, and a jiffy. */
-	rtt.srtt = 20 * MS;
-	rtt.rttvar = 1 * MS;
+	rtt.srtt = 150 * MS;
+	rtt.rttvar = 40 * MS;
 	rto = sroce_rtt_rto(&rtt, timeout);
-	KUNIT_EXPECT_EQ(test, rto, nsecs_to_jiffies(24 * MS) + 1);
+	KUNIT_EXPECT_EQ(test, rto, nsecs_to_jiffies(310 * MS) + 1);
 	KUNIT_EXPECT_GT(test, rto, timeout);
+	/* A steady one: never less than twice its round trip. */
+	rtt.rttvar = 10 * MS;
+	KUNIT_EXPECT_EQ(test, sroce_rtt_rto(&rtt, timeout),
+			nsecs_to_jiffies(300 * MS) + 1);
 	/* Never more than four times the QP's own. */
 	rtt.srtt = 1000 * MS;
 	KUNIT_EXPECT_EQ(test, sroce_rtt_rto(&rtt, timeout), 4 * timeout);

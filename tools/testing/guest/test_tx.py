@@ -169,15 +169,20 @@ def test_ping_pong_acks_go_at_once(bench):
 
 
 @pytest.mark.sroce(SROCE_ONLY)
-def test_slow_path_not_timed_out(bench):
-    """B writes to A over a path whose round trip (100 ms) is longer than
-    the QP's timeout (67 ms). Each time the timer fires for packets that
-    were only late, the window goes again. The first window times out,
-    as nothing is measured yet; the timeout doubles, the next probe's ACK
-    comes within it, and from then on the timeout follows the measured
-    round trip: a round trip longer than those measured may still time
-    out once in a while (1 or 2 a run measured in all). With the QP's
-    timeout alone, every window's round trip timed out: 23 to 31 a run."""
+@pytest.mark.parametrize("program,moved,outs", [("ib_write_bw", "tx_packets", ""),
+                                                ("ib_read_bw", "rx_packets", " -o 1")])
+def test_slow_path_not_timed_out(bench, program, moved, outs):
+    """B writes to (reads from) A over a path whose round trip (100 ms) is
+    longer than the QP's timeout (67 ms). Each time the timer fires for
+    packets that were only late, the window goes again (the read is asked
+    for again). The first window times out, as nothing is measured yet;
+    the timeout doubles, the next probe's answer comes within it, and from
+    then on the timeout follows the measured round trip: a round trip
+    longer than those measured may still time out once in a while (1 or 2
+    a run measured, for either program). With the QP's
+    timeout alone, every window's round trip timed out: 23 to 31 a run
+    for writes, and 58 of the 100 reads, one outstanding at a time, were
+    asked for twice."""
     a, b = bench.a, bench.b
     da, db = bench.attach(a), bench.attach(b)
     for g in (a, b):
@@ -185,10 +190,10 @@ def test_slow_path_not_timed_out(bench):
         g.run(f"tc qdisc add dev eth0 root netem delay {SLOW_DELAY_MS}ms limit 10000")
     try:
         before = counters(b, db)
-        run = pt.run_perftest(a, b, "ib_write_bw", da, a.gid_index(da), a.ip,
-                              size=SIZE, iters=SLOW_MSGS, extra="-u 14",
+        run = pt.run_perftest(a, b, program, da, a.gid_index(da), a.ip,
+                              size=SIZE, iters=SLOW_MSGS, extra="-u 14" + outs,
                               client_gid_index=b.gid_index(db))
-        problems = pt.judge(run, "ib_write_bw", [SIZE], iters=SLOW_MSGS)
+        problems = pt.judge(run, program, [SIZE], iters=SLOW_MSGS)
         assert not problems, pt.headline(problems)
         after = counters(b, db)
     finally:
@@ -196,7 +201,8 @@ def test_slow_path_not_timed_out(bench):
             g.run("tc qdisc del dev eth0 root", check=False)
     c = {k: after[k] - before.get(k, 0) for k in after}
     runs = 1 + len(run.remeasured)
-    assert c["tx_packets"] >= SLOW_MSGS * SIZE // 1024, c
+    print(f"{program}: {c['retransmits']} retransmissions in {runs} run(s)")
+    assert c[moved] >= SLOW_MSGS * SIZE // 1024, c
     assert c["retransmits"] <= 4 * runs, (runs, c)
 
 
