@@ -155,8 +155,10 @@ static void sroce_comp_progress(struct sroce_qp *qp)
 static void sroce_comp_heard(struct sroce_qp *qp, u32 next)
 {
 	struct sroce_req *req = &qp->req;
+	/* A clock read only for the sample, not for every read response. */
+	u64 now = sroce_rtt_answers(&req->rtt, next) ? ktime_get_ns() : 0;
 
-	if (sroce_rtt_acked(&req->rtt, next, ktime_get_ns()))
+	if (sroce_rtt_acked(&req->rtt, next, now))
 		req->rto = sroce_rtt_rto(&req->rtt, req->timeout);
 }
 

@@ -91,7 +91,7 @@ bool sroce_rtt_acked(struct sroce_rtt *rtt, u32 acked, u64 now)
 {
 	sroce_rtt_assert_locked(rtt);
 	rtt->heard = true;
-	if (!rtt->probing || sroce_psn_cmp(acked, rtt->probe_psn) <= 0)
+	if (!sroce_rtt_answers(rtt, acked))
 		return false;
 	rtt->probing = false;
 	sroce_rtt_sample(rtt, now > rtt->probe_ns ? now - rtt->probe_ns : 0);

@@ -11,6 +11,8 @@
 
 #include <linux/types.h>
 
+#include "pkt.h"
+
 /**
  * struct sroce_rtt - a requester's measured round trip
  * @srtt: smoothed round trip, ns (0: none measured yet)
@@ -33,6 +35,15 @@ struct sroce_rtt {
 	u8 backoff;
 	bool heard;
 };
+
+/*
+ * Does an answer to every PSN before @acked answer the request being
+ * timed? Only then is the clock worth reading (sroce_rtt_acked()).
+ */
+static inline bool sroce_rtt_answers(const struct sroce_rtt *rtt, u32 acked)
+{
+	return rtt->probing && sroce_psn_cmp(acked, rtt->probe_psn) > 0;
+}
 
 void sroce_rtt_reset(struct sroce_rtt *rtt);
 void sroce_rtt_probe(struct sroce_rtt *rtt, u32 psn, u64 now);
