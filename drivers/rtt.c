@@ -37,9 +37,9 @@ void sroce_rtt_reset(struct sroce_rtt *rtt)
 }
 
 /**
- * sroce_rtt_probe() - an ACK request left: time it, unless one is timed
+ * sroce_rtt_probe() - a request left: time it, unless one is timed
  * @rtt: an RC requester's round trip
- * @psn: the request's PSN, a first transmission
+ * @psn: the PSN of an ACK request or a read, a first transmission
  * @now: ktime_get_ns()
  *
  * Context: sq_lock held.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A requester's round trip, measured as TCP's (RFC 6298): one ACK request
- * at a time is timed to the ACK that covers it, first transmissions only
+ * A requester's round trip, measured as TCP's (RFC 6298): one request at a
+ * time (an ACK request, a read) is timed to the answer that covers it, first transmissions only
  * (Karn: an ACK after a retransmission answers either copy), and the
  * samples are smoothed. The rate limiter's time constants (cc.h) and the
  * retransmit timeout (comp.c) follow it.
