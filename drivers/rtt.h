@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A requester's round trip, measured as TCP's (RFC 6298): one request at a
- * time (an ACK request, a read) is timed to the answer that covers it, first transmissions only
- * (Karn: an ACK after a retransmission answers either copy), and the
- * samples are smoothed. The rate limiter's time constants (cc.h) and the
+ * time (an ACK request, a read) is timed to the answer that covers it,
+ * first transmissions only (Karn: an answer after a retransmission answers
+ * either copy), and the samples are smoothed. The rate limiter's time constants (cc.h) and the
  * retransmit timeout (comp.c) follow it.
  */
 #ifndef SROCE_RTT_H
