@@ -7,8 +7,9 @@ Requests (each carries an integer "id", echoed in its reply):
   {"id":N, "cmd":"<bash>", "timeout":S, "bg":true} -> {"id","job":J}
   {"id":N, "op":"wait", "job":J, "timeout":S}      -> result as above, or {"id","running":true}
   {"id":N, "op":"kill", "job":J}                   -> result of the killed job
-  {"id":N, "op":"kmsg"}                            -> {"id","records":[{"level","seq","ts","text"}]}
-On start it sends {"hello":"sroce-agent","uptime":U}. A command that outlives
+  {"id":N, "op":"kmsg"}                            -> {"id","records":[{"level","seq","ts","text"}],"uptime":U}
+On start it sends {"hello":"sroce-agent","uptime":U}; U is /proc/uptime's
+first field, the guest's clock, which the host compares with its own. A command that outlives
 its timeout has its whole process group killed and gets rc 124.
 Each request runs in its own thread; no request can take the agent down.
 """
@@ -144,9 +145,7 @@ class Agent:
                 data = data[os.write(self.fd, data):]
 
     def serve(self):
-        with open("/proc/uptime") as f:
-            uptime = float(f.read().split()[0])
-        self.send({"hello": "sroce-agent", "uptime": uptime})
+        self.send({"hello": "sroce-agent", "uptime": uptime()})
         buf = b""
         while True:
             chunk = os.read(self.fd, 65536)
@@ -201,8 +200,14 @@ class Agent:
                 self.jobs.pop(req["job"], None)
             return dict(job.result)
         if op == "kmsg":
-            return {"records": self.kmsg.read()}
+            return {"records": self.kmsg.read(), "uptime": uptime()}
         raise ValueError(f"unknown op {op!r}")
+
+
+def uptime():
+    """Seconds since boot by the guest's clock."""
+    with open("/proc/uptime") as f:
+        return float(f.read().split()[0])
 
 
 def main():

@@ -258,6 +258,11 @@ class Guest:
         self.kmsg_log = os.path.join(logdir, f"{name}-kmsg.log")
         self._no_kmemleak = False
         self.boot_time = None
+        # The host's monotonic time when the guest's clock read 0, and how
+        # far ahead of the host's the guest's clock was at the last look.
+        self._clock_zero = None
+        self._clock_ahead = 0.0
+        self.clock_jump = 0.0
 
     def __repr__(self):
         return f"Guest({self.name}, {self.ip})"
@@ -427,6 +432,8 @@ class Guest:
             if self._hello.is_set():
                 self._fail_pending("agent restarted")
             self._uptime = msg.get("uptime", 0.0)
+            self._clock_zero = time.monotonic() - self._uptime
+            self._clock_ahead = 0.0
             self._hello.set()
             return
         with self._lock:
@@ -543,12 +550,26 @@ class Guest:
         """Kernel log records since the previous call (the first call returns the
         boot log): list of {"level","seq","ts","text"}. Also appended to
         <logdir>/<guest>-kmsg.log."""
-        records = self.request({"op": "kmsg"}, 15)["records"]
+        reply = self.request({"op": "kmsg"}, 15)
+        records = reply["records"]
+        self._look_at_clock(reply["uptime"])
         if records:
             with open(self.kmsg_log, "a") as f:
                 for r in records:
                     f.write(f"<{r['level']}>[{r['ts'] / 1e6:12.6f}] {r['text']}\n")
         return records
+
+    def _look_at_clock(self, uptime):
+        """Sets clock_jump: how many seconds the guest's clock gained on
+        the host's since the previous look. Under TCG the guest's TSC is
+        the host's raw TSC, which the host itself may not trust (a VM's,
+        after a pause or a migration): it can leap hours ahead, and the
+        guest's kernel then sees timers hours late (RCU stall reports)
+        and its processes see time fly. A reply's delay only makes the
+        guest look behind, by the reply's transit time."""
+        ahead = uptime - (time.monotonic() - self._clock_zero)
+        self.clock_jump = ahead - self._clock_ahead
+        self._clock_ahead = ahead
 
     def kmemleak(self, timeout=300):
         """Have kmemleak scan now (a debug kernel's, scripts/debug.config;

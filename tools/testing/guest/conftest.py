@@ -10,7 +10,10 @@
   (tools/testing/bench/kmsg_gate.py), kmemleak (on a debug kernel,
   scripts/kernel debug guest) having scanned first; a guest that cannot,
   or whose kernel reported a problem, is rebooted and the test fails with
-  the reports. A test that timed out reboots both.
+  the reports. A test that timed out reboots both. A test during which a
+  guest's clock leapt ahead of the host's (Guest.clock_jump) and that
+  failed is run once more on rebooted guests: its result says nothing
+  about sroce. run.log keeps the first run's failure.
 - Markers (pytest.ini): sroce(reason) skips under --driver rxe; a test's
   time limit is its own or its module's TIMEOUT (default 300 s), 15
   minutes or more marks it slow; --kernel RELEASE keeps the tests marked
@@ -27,6 +30,7 @@ import sys
 import time
 
 import pytest
+from _pytest.runner import runtestprotocol
 
 from tools.testing.bench.guests import (SMP, TIME_SCALE, TOP, Bench, GuestError,
                                        install_signal_handlers)
@@ -35,6 +39,10 @@ from tools.testing.bench.lib import perftest
 
 DEFAULT_TIMEOUT = 300
 SLOW = 900
+# Seconds a guest's clock may gain on the host's between two gates before
+# the test between them is run again: more than a control message's
+# transit under load, less than the guest kernel's stall detectors' 20 s.
+CLOCK_JUMP = 15
 
 
 class Run:
@@ -81,6 +89,8 @@ class Run:
 
 
 REPORTS = pytest.StashKey()
+# Why the test's run says nothing (a guest's clock leapt), set by the gate.
+VOID = pytest.StashKey()
 # This run's Run: hooks such as pytest_runtest_logreport get no config.
 _run = None
 
@@ -138,6 +148,27 @@ def smp_wanted(item):
     if not marker:
         return SMP
     return marker.args[0] if marker.args else 2
+
+
+def pytest_runtest_protocol(item, nextitem):
+    """Runs a guest test; once more when it failed while a guest's clock
+    leapt (_reset_and_gate()). Only the last run's reports are counted."""
+    if _run is None or not str(item.path).startswith(os.path.dirname(__file__) + os.sep):
+        return None
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    void = item.stash.get(VOID, None)
+    if void and any(r.failed for r in reports):
+        _run.log(f"RERUN {item.nodeid}: {void}; the failure of its first run:\n" +
+                 "\n".join(r.longreprtext for r in reports if r.failed))
+        del item.stash[VOID]
+        item.stash[REPORTS] = {}
+        item._initrequest()
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    for rep in reports:
+        item.ihook.pytest_runtest_logreport(report=rep)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -242,6 +273,9 @@ def _reset_and_gate(request, bench):
         for g in bench.guests:
             g.kill()
     problems, dirty = check_guests(bench, run)
+    leapt = [p for p in problems if p.startswith("clock of")]
+    if leapt:
+        request.node.stash[VOID] = leapt[0]
     if problems:
         recover(bench, run, dirty)
         pytest.fail("; ".join(p.splitlines()[0] for p in problems) + "\n" +
@@ -257,7 +291,7 @@ def check_guests(bench, run):
         per_guest = list(pool.map(lambda g: check_guest(bench, g, run), bench.guests))
     problems = [p for problems in per_guest for p in problems]
     dirty = {g for g, problems in zip(bench.guests, per_guest)
-             if any(p.startswith(("kernel log", "kmemleak")) for p in problems)}
+             if any(p.startswith(("kernel log", "kmemleak", "clock of")) for p in problems)}
     return problems, dirty
 
 
@@ -275,6 +309,10 @@ def check_guest(bench, g, run):
         found = reports(g.kmsg())
     except GuestError as e:
         return problems + [f"guest {g.name} unusable: {str(e).splitlines()[0]}"]
+    if g.clock_jump > CLOCK_JUMP:
+        problems.append(f"clock of {g.name} leapt {g.clock_jump:.0f} s ahead of the host's "
+                        f"during the test (the host's raw TSC, which TCG gives the guest)")
+        run.log(f"    [{g.name}] {problems[-1]}")
     if found:
         text = [format_record(g.name, r) for block in found for r in block]
         for line in text:
@@ -291,12 +329,12 @@ def check_guest(bench, g, run):
 
 
 def recover(bench, run, dirty=()):
-    """Reboot every guest that is dead, hung, could not be reset, or whose
+    """Reboot every guest that is dead, hung, could not be reset, whose
     kernel reported a problem (lockdep and KASAN report once per boot: the
-    next test gets a kernel that still checks)."""
+    next test gets a kernel that still checks), or whose clock leapt."""
     for g in bench.guests:
         if g in dirty:
-            run.log(f"    [{g.name}] rebooting after its kernel's report")
+            run.log(f"    [{g.name}] rebooting after its kernel's report or its clock's leap")
         elif g.alive(timeout=15):
             try:
                 bench.reset(g)
