@@ -29,6 +29,10 @@ RXM_UNIVERSE = 256
 _ROW_RE = re.compile(r"^(\d+[kmg]?)\s+(\d+)\s+=(\d+)\s+(\S+)\s+([\d.]+)s\s+"
                      r"([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", re.M)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+# fi_pingpong's only error line when it lost the race of its close
+# (closing_race()), and its exit status then: -FI_ECANCELED.
+_FLUSHED = "cq_readerr: Work Request Flushed Error"
+_ECANCELED = 125
 
 
 def domains(fi_info_out):
@@ -54,6 +58,27 @@ def parse(out):
     return {"size": size, "iters": int(m.group(2)), "acked": int(m.group(3)),
             "seconds": float(m.group(5)), "mb_s": float(m.group(6)),
             "usec": float(m.group(7)), "mxfers": float(m.group(8))}
+
+
+def closing_race(res):
+    """Whether a side that failed (@res: its Result) lost fi_pingpong's
+    race at its close, and did nothing else wrong. After its result row
+    each side sends a "fin" message, waits for its completion and for the
+    other's fin, and closes without a handshake (pp_finalize()). A side
+    whose peer closed first can hear the disconnect before it polled its
+    fin's completion: ofi_rxm then closes the connection's MSG endpoint,
+    and libfabric's verbs provider completes every send still on its list
+    with a flush error it makes itself, vendor error FI_ECANCELED
+    (vrb_ep_close() -> vrb_flush_sq()), though the device completed the
+    send. Measured: 6 of 367 rdm runs of 64 KiB x 10 beside two busy
+    loops on the host (none of 40 without), and in the two traced, every
+    PSN of both QPs acknowledged and no QP flushed by the kernel."""
+    if res is None or res.rc != _ECANCELED:
+        return False
+    errors = [line for line in (res.out + res.err).splitlines()
+              if line.startswith("[error]")]
+    return (parse(res.out) is not None and len(errors) == 1 and
+            errors[0].endswith(_FLUSHED))
 
 
 def rxm_env(max_cqe):
@@ -123,7 +148,10 @@ def run(bench, kind, dev, size, iters, env="", timeout=120):
     if r.hung:
         bad.append(f"client killed after {timeout}s")
     for side, res in (("client", r.client), ("server", r.server)):
-        if res is None or not res.ok:
+        if closing_race(res):
+            print(f"{side}: lost fi_pingpong's race at close "
+                  f"(lib/fabric.py closing_race()), its row complete")
+        elif res is None or not res.ok:
             bad.append(f"{side} exit status {res.rc if res else None}")
     res = parse(r.client.out) if r.client else None
     bad += problems_of(res, size, iters)

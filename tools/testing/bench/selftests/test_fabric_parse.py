@@ -4,6 +4,7 @@ on output the guests printed.
 Run: /usr/bin/python3 -m pytest tools/testing/bench/selftests/test_fabric_parse.py"""
 import unittest
 
+from tools.testing.bench.guests import Result
 from tools.testing.bench.lib import fabric
 
 HEAD = "bytes   #sent   #ack     total       time     MB/sec    usec/xfer   Mxfers/sec\n"
@@ -74,3 +75,27 @@ class TestTraffic(unittest.TestCase):
         self.assertEqual(len(fabric.traffic_problems(64, 10, 1024, ok, short)), 1)
         # 4 KiB at MTU 1024: four packets a message.
         self.assertEqual(len(fabric.traffic_problems(4096, 10, 1024, ok, ok)), 4)
+
+
+class TestClosingRace(unittest.TestCase):
+    # A server's output when its peer's disconnect beat its fin's completion.
+    ROW = "64k     10      =10      1.2m        0.38s      3.41   19192.25       0.00\n"
+    LOST = "[error] util/pingpong.c:1119: cq_readerr: Work Request Flushed Error\n"
+
+    def result(self, rc, out, err=""):
+        return Result("fi_pingpong", rc, out, err, 1.0)
+
+    def test_lost_after_a_complete_row(self):
+        self.assertTrue(fabric.closing_race(self.result(125, HEAD + self.ROW, self.LOST)))
+        self.assertTrue(fabric.closing_race(self.result(125, HEAD + self.ROW + self.LOST)))
+
+    def test_anything_else_fails(self):
+        # No row: the flush came before the measurement ended.
+        self.assertFalse(fabric.closing_race(self.result(125, HEAD, self.LOST)))
+        # Another status, or another error besides.
+        self.assertFalse(fabric.closing_race(self.result(1, HEAD + self.ROW, self.LOST)))
+        other = "[error] util/pingpong.c:1114: cq_readerr: Remote Access Error\n"
+        self.assertFalse(fabric.closing_race(self.result(125, HEAD + self.ROW,
+                                                         other + self.LOST)))
+        self.assertFalse(fabric.closing_race(self.result(0, HEAD + self.ROW)))
+        self.assertFalse(fabric.closing_race(None))
