@@ -121,8 +121,13 @@ def test_one_ack_per_message_taken_in_runs(bench):
     c, _, _ = deltas(*write_bw(bench, resp))
     r = {k: resp["after"][k] - resp["before"].get(k, 0) for k in resp["after"]}
     assert c["rx_packets"] >= MSGS, (c, r)
-    # A duplicate that asks (after a retransmission) is answered too.
-    assert MSGS <= r["ack_sent"] <= MSGS + r.get("rx_duplicate", 0), r
+    # A duplicate that asks (after a retransmission) is answered too, and
+    # so is a packet that asks because the window filled under it
+    # (sroce_req_window_ends()), which moves the next asks off the
+    # messages' last packets: seen once in a run, 201. A PSN-aligned rule
+    # asks 400 to 600 times.
+    extra = MSGS // 10 + r.get("rx_duplicate", 0)
+    assert MSGS <= r["ack_sent"] <= MSGS + extra, r
     # 12,800 frames never all arrive one per poll: without runs, the
     # responder would take as many runs as packets.
     assert 0 < r["rx_runs"] < r["rx_packets"], r
