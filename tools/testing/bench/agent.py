@@ -9,8 +9,9 @@ Requests (each carries an integer "id", echoed in its reply):
   {"id":N, "op":"kill", "job":J}                   -> result of the killed job
   {"id":N, "op":"kmsg"}                            -> {"id","records":[{"level","seq","ts","text"}],"uptime":U}
 On start it sends {"hello":"sroce-agent","uptime":U}; U is /proc/uptime's
-first field, the guest's clock, which the host compares with its own. A command that outlives
-its timeout has its whole process group killed and gets rc 124.
+first field, the guest's clock, which the host compares with its own. A
+command that outlives its timeout has its whole process group killed and
+gets rc 124.
 Each request runs in its own thread; no request can take the agent down.
 """
 import glob
