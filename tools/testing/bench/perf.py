@@ -281,28 +281,79 @@ class RdmaRound(Round):
             self.attach()
         except (CommandFailed, TimeoutError, AssertionError) as e:
             return self.failed_all(runs, f"attach: {str(e).splitlines()[0]}")
-        # A short write first: without a data path every run would wait
-        # for its timeout.
+        problem = self.probe()
+        if problem:
+            return self.failed_all(runs, problem)
+        clean = [r for r in runs if not r[5]]
+        lossy = [r for r in runs if r[5]]
+        for i, r in enumerate(clean):
+            run = (self.bw if r[0] == "bw" else self.lat)(*r[1:4])
+            if self.wedged(run):
+                problem = self.recover()
+                if problem:
+                    return self.failed_all(clean[i + 1:] + lossy, problem)
+        if lossy:
+            self.netem(True)
+            try:
+                for i, r in enumerate(lossy):
+                    if self.wedged(self.bw(*r[1:4], lossy=True)):
+                        problem = self.recover()
+                        if problem:
+                            return self.failed_all(lossy[i + 1:], problem)
+                        self.netem(True)
+            finally:
+                self.netem(False)
+        self.teardown()
+
+    def probe(self):
+        """A short write: without a data path every run would wait for its
+        timeout. Returns what failed, or None."""
         run = self.perftest("ib_write_bw", 65536, "-n 5", timeout=60)
         problems = pt.judge(run, "ib_write_bw", [65536], 5, mtu=self.ibmtu)
         if problems:
-            return self.failed_all(runs, f"probe ib_write_bw -s 65536 -n 5: "
-                                         f"{pt.headline(problems)}")
-        clean = [r for r in runs if not r[5]]
-        lossy = [r for r in runs if r[5]]
-        for r in clean:
-            (self.bw if r[0] == "bw" else self.lat)(*r[1:4])
-        a, b = self.bench.a, self.bench.b
-        if lossy:
-            for g in (a, b):
-                g.run(f"tc qdisc replace dev eth0 root {NETEM}")
-            try:
-                for r in lossy:
-                    self.bw(*r[1:4], lossy=True)
-            finally:
-                for g in (a, b):
-                    g.run("tc qdisc del dev eth0 root 2>/dev/null || true")
-        self.teardown()
+            return f"probe ib_write_bw -s 65536 -n 5: {pt.headline(problems)}"
+        return None
+
+    def netem(self, on):
+        for g in self.bench.guests:
+            g.run(f"tc qdisc replace dev eth0 root {NETEM}" if on
+                  else "tc qdisc del dev eth0 root 2>/dev/null || true")
+
+    @staticmethod
+    def wedged(run):
+        """Whether a run's client had to be killed or its server never
+        listened: the driver may be wedged, and every later run of it
+        would fail the same way."""
+        return run is not None and bool(run.hung or run.setup_error)
+
+    def recover(self):
+        """Fresh devices after a wedged run, so one hang costs its own
+        sample only (rdma_rxe 6.1's once kept every later server of its
+        round from listening). The guests are reset (modules unloaded);
+        if that fails, or the probe then fails, they are rebooted. Each
+        guest's kernel log is kept first. Returns what still fails, or
+        None."""
+        for g in self.bench.guests:
+            self.log("recover", f"[{g.name}] kernel log before recovery:\n" + "\n".join(
+                r["text"] for r in g.kmsg()))
+        try:
+            self.setup()
+            self.attach()
+            problem = self.probe()
+        except (CommandFailed, TimeoutError, AssertionError, GuestError) as e:
+            problem = str(e).splitlines()[0]
+        if not problem:
+            print(f"  [{self.entity}] wedged run: guests reset", flush=True)
+            return None
+        print(f"  [{self.entity}] wedged run, reset did not help ({problem}): "
+              "rebooting the guests", flush=True)
+        try:
+            self.bench.reboot(self.bench.a)
+            self.setup()
+            self.attach()
+            return self.probe()
+        except (CommandFailed, TimeoutError, AssertionError, GuestError) as e:
+            return f"after a reboot: {str(e).splitlines()[0]}"
 
     def teardown(self):
         for g in self.bench.guests:
@@ -328,11 +379,11 @@ class RdmaRound(Round):
             self.record(self.entity, m["bw"], None, pt.headline(problems), run.text)
             if not lossy:
                 self.record(self.entity, m["cpu"], None, pt.headline(problems))
-            return
+            return run
         row = run.parsed["client"]["rows"][0]
         self.record(self.entity, m["bw"], row["bw_avg"], extra=extra)
         if lossy:
-            return
+            return run
         if size <= 64:
             self.record(self.entity, m["mpps"], row["msg_rate"], extra=extra)
         zc = obs["per_run"].get("tx_zerocopy_per_packet")
@@ -343,6 +394,7 @@ class RdmaRound(Round):
             self.record(self.entity, m["cpu"], None, "no traffic seen by the sampler")
         else:
             self.record(self.entity, m["cpu"], per[0], extra={**extra, "busy": per[1]})
+        return run
 
     def lat(self, program, size, _qps):
         run, obs = self.observe(lambda: self.perftest(program, size,
@@ -357,6 +409,7 @@ class RdmaRound(Round):
             else:
                 self.record(self.entity, m, run.parsed["client"]["rows"][0][col],
                             extra=self.extra(obs))
+        return run
 
 
 class TcpRound(Round):
