@@ -206,11 +206,28 @@ class Round:
         self.guests = bench.guests
 
     def setup(self):
+        self.prepare()
+        if not self.link_ok():
+            print(f"  [{self.entity}] the link between the guests carries nothing: "
+                  "rebooting them", flush=True)
+            self.bench.reboot(self.bench.a)
+            self.prepare()
+
+    def prepare(self):
         for g in self.bench.guests:
             self.bench.reset(g)
             g.run("tc qdisc del dev eth0 root 2>/dev/null || true")
             if self.mtu != 1500:
                 g.run(f"ip link set {g.netdev} mtu {self.mtu}")
+
+    def link_ok(self):
+        """Whether B's pings reach A and come back (always, with one guest):
+        a link that stopped (docs/BENCH.md) would fail every later run of
+        every entity."""
+        if len(self.bench.guests) < 2:
+            return True
+        return self.bench.b.run(f"ping -c 3 -i 0.2 -W 3 {self.bench.a.ip}",
+                                timeout=30, check=False).ok
 
     def observe(self, fn, sample_cpu):
         """Run fn() with the host sampled and both guests' counters read
@@ -287,8 +304,7 @@ class RdmaRound(Round):
         clean = [r for r in runs if not r[5]]
         lossy = [r for r in runs if r[5]]
         for i, r in enumerate(clean):
-            run = (self.bw if r[0] == "bw" else self.lat)(*r[1:4])
-            if self.wedged(run):
+            if (self.bw if r[0] == "bw" else self.lat)(*r[1:4]):
                 problem = self.recover()
                 if problem:
                     return self.failed_all(clean[i + 1:] + lossy, problem)
@@ -296,7 +312,7 @@ class RdmaRound(Round):
             self.netem(True)
             try:
                 for i, r in enumerate(lossy):
-                    if self.wedged(self.bw(*r[1:4], lossy=True)):
+                    if self.bw(*r[1:4], lossy=True):
                         problem = self.recover()
                         if problem:
                             return self.failed_all(lossy[i + 1:], problem)
@@ -319,20 +335,15 @@ class RdmaRound(Round):
             g.run(f"tc qdisc replace dev eth0 root {NETEM}" if on
                   else "tc qdisc del dev eth0 root 2>/dev/null || true")
 
-    @staticmethod
-    def wedged(run):
-        """Whether a run's client had to be killed or its server never
-        listened: the driver may be wedged, and every later run of it
-        would fail the same way."""
-        return run is not None and bool(run.hung or run.setup_error)
-
     def recover(self):
-        """Fresh devices after a wedged run, so one hang costs its own
-        sample only (rdma_rxe 6.1's once kept every later server of its
-        round from listening). The guests are reset (modules unloaded);
-        if that fails, or the probe then fails, they are rebooted. Each
-        guest's kernel log is kept first. Returns what still fails, or
-        None."""
+        """Fresh devices and a working link after a failed run, so that one
+        failure costs its own sample only. A run that failed may have left
+        the driver wedged, or the link: twice, once under each driver, the
+        link stopped carrying anything, TCP included, and every later run
+        failed with "Couldn't connect" (docs/BENCH.md). The guests are
+        reset (modules unloaded); if that fails, or the probe then fails,
+        they are rebooted. Each guest's kernel log is kept first. Returns
+        what still fails, or None."""
         for g in self.bench.guests:
             self.log("recover", f"[{g.name}] kernel log before recovery:\n" + "\n".join(
                 r["text"] for r in g.kmsg()))
@@ -343,9 +354,9 @@ class RdmaRound(Round):
         except (CommandFailed, TimeoutError, AssertionError, GuestError) as e:
             problem = str(e).splitlines()[0]
         if not problem:
-            print(f"  [{self.entity}] wedged run: guests reset", flush=True)
+            print(f"  [{self.entity}] after a failed run: guests reset", flush=True)
             return None
-        print(f"  [{self.entity}] wedged run, reset did not help ({problem}): "
+        print(f"  [{self.entity}] after a failed run, reset did not help ({problem}): "
               "rebooting the guests", flush=True)
         try:
             self.bench.reboot(self.bench.a)
@@ -367,6 +378,7 @@ class RdmaRound(Round):
                                client_dev=self.dev["client"])
 
     def bw(self, program, size, qps, lossy=False):
+        """One bandwidth run, recorded; returns its problems ([]: none)."""
         m = {k: metric(k, program, size, qps, self.mtu, lossy=lossy)
              for k in ("bw", "cpu", "mpps", "zc")}
         opts = f"-D {self.args.duration}" + (f" -q {qps}" if qps != 1 else "")
@@ -379,11 +391,11 @@ class RdmaRound(Round):
             self.record(self.entity, m["bw"], None, pt.headline(problems), run.text)
             if not lossy:
                 self.record(self.entity, m["cpu"], None, pt.headline(problems))
-            return run
+            return problems
         row = run.parsed["client"]["rows"][0]
         self.record(self.entity, m["bw"], row["bw_avg"], extra=extra)
         if lossy:
-            return run
+            return problems
         if size <= 64:
             self.record(self.entity, m["mpps"], row["msg_rate"], extra=extra)
         zc = obs["per_run"].get("tx_zerocopy_per_packet")
@@ -394,9 +406,10 @@ class RdmaRound(Round):
             self.record(self.entity, m["cpu"], None, "no traffic seen by the sampler")
         else:
             self.record(self.entity, m["cpu"], per[0], extra={**extra, "busy": per[1]})
-        return run
+        return problems
 
     def lat(self, program, size, _qps):
+        """One latency run, recorded; returns its problems ([]: none)."""
         run, obs = self.observe(lambda: self.perftest(program, size,
                                                       f"-n {self.args.lat_iters}",
                                                       timeout=180), sample_cpu=False)
@@ -409,7 +422,7 @@ class RdmaRound(Round):
             else:
                 self.record(self.entity, m, run.parsed["client"]["rows"][0][col],
                             extra=self.extra(obs))
-        return run
+        return problems
 
 
 class TcpRound(Round):

@@ -1,7 +1,7 @@
-"""Host-side checks of make bench's recovery from a wedged run
-(tools/testing/bench/perf.py RdmaRound.recover): a run whose client had to
-be killed, or whose server never listened, costs its own sample and not
-the rest of the driver's round. No guest: the guests, the bench and the
+"""Host-side checks of make bench's recovery from a failed run
+(tools/testing/bench/perf.py RdmaRound.recover): a run that failed, which
+may have wedged the driver or the link, costs its own sample and not the
+rest of the driver's round. No guest: the guests, the bench and the
 runs are stand-ins. Run:
 /usr/bin/python3 -m pytest tools/testing/bench/selftests/test_perf_recover.py"""
 import os
@@ -15,6 +15,8 @@ from tools.testing.bench import perf
 class FakeGuest:
     def __init__(self, name):
         self.name, self.commands, self.ip = name, [], "10.0.0.1"
+        # What each ping answers, in turn (then: the link works).
+        self.link_up = []
         self.proc = types.SimpleNamespace(pid=os.getpid())
 
     def kmsg(self):
@@ -22,6 +24,8 @@ class FakeGuest:
 
     def run(self, cmd, **_):
         self.commands.append(cmd)
+        ok = self.link_up.pop(0) if cmd.startswith("ping") and self.link_up else True
+        return types.SimpleNamespace(ok=ok)
 
 
 class FakeBench:
@@ -38,8 +42,9 @@ class FakeBench:
         self.reboots += 1
 
 
-def run_result(hung=False, setup_error=None):
-    return types.SimpleNamespace(hung=hung, setup_error=setup_error)
+def problems(why):
+    """A run's problems, as lib/perftest.judge() lists them."""
+    return [why]
 
 
 class Round(perf.RdmaRound):
@@ -64,7 +69,7 @@ class Round(perf.RdmaRound):
 
     def bw(self, program, size, qps, lossy=False):
         self.done.append((program, lossy))
-        return self.script.get(program, run_result())
+        return self.script.get(program, [])
 
     lat = bw
 
@@ -82,8 +87,8 @@ class Recover(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def test_a_hung_run_resets_and_the_round_goes_on(self):
-        r = Round(self.bench, {"ib_send_bw": run_result(hung=True)}, [])
+    def test_a_failed_run_resets_and_the_round_goes_on(self):
+        r = Round(self.bench, {"ib_send_bw": problems("client: killed after its timeout")}, [])
         r.run(runs("ib_write_bw", "ib_send_bw", "ib_read_bw"))
         self.assertEqual([p for p, _ in r.done], ["ib_write_bw", "ib_send_bw", "ib_read_bw"])
         self.assertEqual(self.bench.reboots, 0)
@@ -97,15 +102,15 @@ class Recover(unittest.TestCase):
         r.run(runs("ib_write_bw", "ib_send_bw"))
         self.assertEqual((self.bench.resets, self.bench.reboots), (4, 0))
 
-    def test_a_server_that_never_listened_is_wedged_too(self):
-        r = Round(self.bench, {"ib_write_bw": run_result(setup_error="not listening")}, [])
+    def test_a_dead_link_is_a_failed_run_too(self):
+        r = Round(self.bench, {"ib_write_bw": problems("client: error line: Couldn't connect to 10.77.0.2:18626")}, [])
         r.run(runs("ib_write_bw", "ib_read_bw"))
         self.assertEqual(self.bench.resets, 6)
 
     def test_reset_that_does_not_help_reboots(self):
         # The first probe (start of round) passes, the one after the reset
         # fails, the one after the reboot passes.
-        r = Round(self.bench, {"ib_send_bw": run_result(hung=True)},
+        r = Round(self.bench, {"ib_send_bw": problems("client: killed after its timeout")},
                   [None, "probe: hung", None])
         r.run(runs("ib_send_bw", "ib_read_bw"))
         self.assertEqual(self.bench.reboots, 1)
@@ -113,7 +118,7 @@ class Recover(unittest.TestCase):
         self.assertEqual(r.failed, [])
 
     def test_what_a_reboot_cannot_save_is_recorded_as_failed(self):
-        r = Round(self.bench, {"ib_write_bw": run_result(hung=True)},
+        r = Round(self.bench, {"ib_write_bw": problems("client: killed after its timeout")},
                   [None, "probe: hung", "probe: still hung"])
         r.run(runs("ib_write_bw", "ib_send_bw", lossy=("ib_read_bw",)))
         self.assertEqual([p for p, _ in r.done], ["ib_write_bw"])
@@ -123,8 +128,23 @@ class Recover(unittest.TestCase):
         self.assertTrue(all("after a reboot" not in e and "still hung" in e
                             for _, e in r.failed))
 
+    def test_a_dead_link_at_the_start_of_a_turn_reboots_the_guests(self):
+        self.bench.b.link_up = [False]
+        r = Round(self.bench, {}, [])
+        r.run(runs("ib_write_bw"))
+        self.assertEqual(self.bench.reboots, 1)
+        self.assertEqual([p for p, _ in r.done], ["ib_write_bw"])
+        # Reset before the ping and again after the reboot.
+        self.assertEqual(self.bench.resets, 2 + 2 + 2)
+
+    def test_a_live_link_is_not_rebooted(self):
+        self.bench.b.link_up = [True]
+        Round(self.bench, {}, []).run(runs("ib_write_bw"))
+        self.assertEqual(self.bench.reboots, 0)
+        self.assertTrue(any(c.startswith("ping") for c in self.bench.b.commands))
+
     def test_netem_is_put_back_after_a_recovery_under_loss(self):
-        r = Round(self.bench, {"ib_write_bw": run_result(hung=True)}, [])
+        r = Round(self.bench, {"ib_write_bw": problems("client: killed after its timeout")}, [])
         r.run(runs(lossy=("ib_write_bw", "ib_read_bw")))
         self.assertEqual([p for p, lossy in r.done if lossy], ["ib_write_bw", "ib_read_bw"])
         adds = [c for c in self.bench.a.commands if c.startswith("tc qdisc replace")]
