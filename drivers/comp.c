@@ -9,6 +9,7 @@
  * timer, under the QP's sq_lock, and sends what the answer made possible
  * right there within a small budget.
  */
+#include <linux/bitops.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <rdma/ib_verbs.h>
@@ -162,6 +163,44 @@ static void sroce_comp_heard(struct sroce_qp *qp, u32 next)
 		req->rto = sroce_rtt_rto(&req->rtt, req->timeout);
 }
 
+/* Has every response of a read been placed (sroce_comp_rd_later())? */
+static bool sroce_comp_rd_whole(const struct sroce_swqe *swqe)
+{
+	return swqe->wire_op == SROCE_OP_READ_REQ && swqe->sent &&
+	       !swqe->done && swqe->len && swqe->resp_off == swqe->len;
+}
+
+static void sroce_comp_rd_mark(struct sroce_qp *qp, struct sroce_swqe *swqe)
+{
+	struct sroce_req *req = &qp->req;
+
+	swqe->done = true;
+	if (req->rd_out)
+		req->rd_out--;
+	if (sroce_psn_cmp(sroce_psn_add(swqe->last_psn, 1), req->acked) > 0)
+		req->acked = sroce_psn_add(swqe->last_psn, 1);
+}
+
+/*
+ * Reads whose answers all came while an older WQE waited are done once
+ * nothing older is left: completions keep the queue's order, and so does
+ * req->acked, which the timer and the go-back rules read.
+ */
+static void sroce_comp_rd_catch_up(struct sroce_qp *qp)
+{
+	struct sroce_swqe *swqe;
+	bool any = false;
+
+	while ((swqe = sroce_comp_oldest(qp)) && sroce_comp_rd_whole(swqe)) {
+		sroce_comp_rd_mark(qp, swqe);
+		any = true;
+	}
+	if (any) {
+		sroce_comp_heard(qp, qp->req.acked);
+		sroce_comp_progress(qp);
+	}
+}
+
 /**
  * sroce_comp_acked() - mark done what an acknowledgment of @psn covers
  * @qp: the QP
@@ -189,6 +228,13 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 			continue;
 		if (!swqe->numbered)
 			break;
+		if (sroce_comp_rd_whole(swqe)) {
+			/* Its answers all came (sroce_comp_rd_later()). */
+			swqe->done = true;
+			if (req->rd_out)
+				req->rd_out--;
+			continue;
+		}
 		if (sroce_msg_is_rd(swqe->wire_op)) {
 			if (!nak_reads ||
 			    sroce_psn_cmp(psn, swqe->first_psn) < 0)
@@ -219,6 +265,7 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 			  SROCE_MAX_INFLIGHT);
 	req->acked = next;
 	sroce_comp_heard(qp, next);
+	sroce_comp_rd_catch_up(qp);
 	return true;
 }
 
@@ -414,15 +461,10 @@ static struct sroce_swqe *sroce_comp_rd_wqe(struct sroce_qp *qp, u32 psn)
 
 static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *swqe)
 {
-	struct sroce_req *req = &qp->req;
-
-	swqe->done = true;
-	if (req->rd_out)
-		req->rd_out--;
-	if (sroce_psn_cmp(sroce_psn_add(swqe->last_psn, 1), req->acked) > 0)
-		req->acked = sroce_psn_add(swqe->last_psn, 1);
-	sroce_comp_heard(qp, req->acked);
+	sroce_comp_rd_mark(qp, swqe);
+	sroce_comp_heard(qp, qp->req.acked);
 	sroce_comp_progress(qp);
+	sroce_comp_rd_catch_up(qp);
 }
 
 /**
@@ -469,36 +511,188 @@ static void sroce_comp_atomic_write_resp(struct sroce_qp *qp,
 	sroce_comp_rd_done(qp, swqe);
 }
 
-static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
+/*
+ * A read response past the one expected may be early rather than news of
+ * a loss: a link can reorder frames (two paths, a queue that lets some
+ * overtake), and then the missing ones come right after it. Going back at
+ * once would ask for the whole rest of the read again, in pieces, one
+ * read at a time, for packets that were never lost; on netem's reorder
+ * profile that was most reads. So a response inside what was asked for
+ * is placed where it belongs and kept in @swqe->ahead, as TCP keeps what
+ * comes past a hole; the
+ * SROCE_RD_REORDER-th one past the same gap, or one too far to keep, is
+ * taken as a loss. Placing is safe whatever happens next: the bytes are
+ * those of the same offset, and asked for again they are written again.
+ *
+ * Return: true when @pkt is kept (or was), and the gap may wait.
+ */
+#define SROCE_RD_REORDER	3
+
+/*
+ * Where the answer @swqe waits for ends: the read's end, or that of the
+ * piece asked for again after a loss (sroce_req_rd_len()).
+ */
+static u32 sroce_comp_rd_piece_end(struct sroce_qp *qp,
+				   const struct sroce_swqe *swqe)
+{
+	if (swqe->rewind_off == U32_MAX)
+		return swqe->len;
+	return swqe->rewind_off + sroce_req_rd_len(qp, swqe, swqe->rewind_off);
+}
+
+/*
+ * Does @pkt fit at @off of @swqe's answer, which ends at @piece: a whole
+ * packet, a LAST only where the read ends? (A piece's own end comes in
+ * order, to ask for the next.)
+ */
+static bool sroce_comp_rd_fits(const struct sroce_qp *qp,
+			       const struct sroce_swqe *swqe,
+			       const struct sroce_pkt *pkt, u32 off, u32 piece)
+{
+	u32 end = off + pkt->paylen;
+	bool final = end == swqe->len;
+
+	return pkt->paylen && end <= piece && (end < piece || final) &&
+	       final == !!(pkt->mask & SROCE_LAST) &&
+	       (final || pkt->paylen == qp->req.mtu);
+}
+
+/* Copies a read response's payload to @off of its WQE's buffers. */
+static int sroce_comp_rd_place(struct sroce_qp *qp, struct sroce_swqe *swqe,
+			       struct sroce_pkt *pkt, u32 off)
+{
+	return sroce_payload_scatter(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+				     &qp->req.fault, swqe->wqe.sge,
+				     swqe->wqe.num_sge, off, pkt->skb,
+				     sroce_pkt_payoff(pkt), pkt->paylen);
+}
+
+static bool sroce_comp_rd_ahead(struct sroce_qp *qp, struct sroce_swqe *swqe,
+				struct sroce_pkt *pkt, u32 expect)
+{
+	u32 dist = (pkt->psn - expect) & SROCE_BTH_PSN_MASK;
+	u32 off = swqe->resp_off + dist * qp->req.mtu;
+	int err;
+
+	if (dist > BITS_PER_TYPE(swqe->ahead))
+		return false;
+	if (swqe->ahead & BIT_ULL(dist - 1))
+		return true;
+	if (!sroce_comp_rd_fits(qp, swqe, pkt, off,
+				sroce_comp_rd_piece_end(qp, swqe)) ||
+	    hweight64(swqe->ahead) + 1 >= SROCE_RD_REORDER)
+		return false;
+	err = sroce_comp_rd_place(qp, swqe, pkt, off);
+	/* A page being faulted in: not kept, and asked for when missed. */
+	if (err)
+		return err == -EAGAIN;
+	swqe->ahead |= BIT_ULL(dist - 1);
+	return true;
+}
+
+/*
+ * The expected response of @swqe was just placed: the kept ones that are
+ * next in order now are taken as if they had just come. Return: how many.
+ */
+static u32 sroce_comp_rd_take_ahead(struct sroce_qp *qp,
+				    struct sroce_swqe *swqe)
+{
+	u32 piece = sroce_comp_rd_piece_end(qp, swqe);
+	u32 n = 0, next;
+
+	while (swqe->ahead & 1) {
+		next = min(swqe->resp_off + qp->req.mtu, swqe->len);
+		/* Not the end of a piece: that one asks for the next. */
+		if (next == piece && piece != swqe->len)
+			break;
+		swqe->ahead >>= 1;
+		swqe->resp_off = next;
+		n++;
+	}
+	/* Bit i is the (i + 2)th packet from @resp_off again. */
+	swqe->ahead >>= 1;
+	return n;
+}
+
+/*
+ * A response to a later read than the oldest: the oldest one's rest was
+ * lost (or is only late), and it will be asked for again. The later
+ * read's own responses are as good as ever, though, and the responder
+ * goes on sending them: one that is next in order for its read is placed
+ * now, so that the go-back asks again only for what is missing (the
+ * requester starts a read sent again from its @resp_off, and passes over
+ * one that is whole; sroce_req_skip_acked()), not for every read behind
+ * a lost packet, each answered again in full. It completes in its turn.
+ */
+static void sroce_comp_rd_later(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_swqe *swqe = sroce_comp_oldest(qp);
+	struct sroce_req *req = &qp->req;
+	u32 idx;
+
+	/* Only where sroce_comp_rd_wqe() goes back for the oldest. */
+	if (!swqe || !swqe->sent || !sroce_msg_is_rd(swqe->wire_op) ||
+	    sroce_psn_cmp(pkt->psn, swqe->last_psn) <= 0 ||
+	    sroce_psn_cmp(pkt->psn, req->max_psn) >= 0)
+		return;
+	for (idx = qp->sq.cons; idx != req->head; idx++) {
+		swqe = sroce_swqe_at(qp, idx);
+		if (!swqe->numbered)
+			return;
+		if (sroce_psn_cmp(pkt->psn, swqe->first_psn) >= 0 &&
+		    sroce_psn_cmp(pkt->psn, swqe->last_psn) <= 0)
+			break;
+	}
+	if (idx == req->head)
+		return;
+	if (swqe->wire_op != SROCE_OP_READ_REQ || !swqe->sent || swqe->done ||
+	    swqe->rewind_off != U32_MAX ||
+	    pkt->psn != sroce_psn_add(swqe->first_psn,
+				      swqe->resp_off / req->mtu) ||
+	    !sroce_comp_rd_fits(qp, swqe, pkt, swqe->resp_off, swqe->len) ||
+	    sroce_comp_rd_place(qp, swqe, pkt, swqe->resp_off))
+		return;
+	swqe->resp_off += pkt->paylen;
+}
+
+/*
+ * Return: false when @pkt was kept ahead of a gap in its read: its AETH
+ * (a LAST's) speaks for a read not yet whole, and is not an ACK of it.
+ */
+static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *swqe;
 	bool last = pkt->mask & SROCE_LAST;
-	u32 expect, end, piece;
+	u32 expect, end, piece, n;
 	int err;
 
 	/* A response to any read we sent, in order or not, ours to take or not. */
 	if (sroce_psn_cmp(pkt->psn, req->max_psn) < 0)
 		sroce_comp_busy(qp);
+	sroce_comp_rd_later(qp, pkt);
 	swqe = sroce_comp_rd_wqe(qp, pkt->psn);
 	if (swqe && swqe->wire_op == SROCE_OP_ATOMIC_WRITE) {
 		sroce_comp_atomic_write_resp(qp, swqe, pkt);
-		return;
+		return true;
 	}
 	if (!swqe || swqe->wire_op != SROCE_OP_READ_REQ)
-		return;
+		return true;
 	expect = sroce_psn_add(swqe->first_psn, swqe->resp_off / req->mtu);
 	if (pkt->psn != expect) {
 		sroce_count(sdev, SROCE_CNT_RX_OUT_OF_SEQ);
+		if (sroce_psn_cmp(pkt->psn, expect) < 0)
+			return true;
+		if (sroce_comp_rd_ahead(qp, swqe, pkt, expect))
+			return false;
 		/* A gap: ask again for the rest, once per gap. */
-		if (sroce_psn_cmp(pkt->psn, expect) > 0 &&
-		    swqe->rewind_off != swqe->resp_off) {
+		if (swqe->rewind_off != swqe->resp_off) {
 			swqe->rewind_off = swqe->resp_off;
 			sroce_req_rewind(qp);
 			sroce_comp_resend(qp, expect);
 		}
-		return;
+		return true;
 	}
 	/*
 	 * Every response but the last is exactly one MTU (9.7.4.1.4); the
@@ -507,33 +701,30 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	 * bytes (a piece asked for twice): its data is as good as any.
 	 */
 	end = swqe->resp_off + pkt->paylen;
-	piece = swqe->rewind_off == U32_MAX ? swqe->len : swqe->rewind_off +
-		sroce_req_rd_len(qp, swqe, swqe->rewind_off);
+	piece = sroce_comp_rd_piece_end(qp, swqe);
 	last = last && (end == swqe->len || end == piece);
 	if (end > swqe->len || (!last && pkt->paylen != req->mtu)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROPPED);
-		return;
+		return true;
 	}
-	err = sroce_payload_scatter(sdev, qp->ibqp.pd, &qp->req.fault,
-				    swqe->wqe.sge, swqe->wqe.num_sge,
-				    swqe->resp_off, pkt->skb,
-				    sroce_pkt_payoff(pkt), pkt->paylen);
+	err = sroce_comp_rd_place(qp, swqe, pkt, swqe->resp_off);
 	if (err == -EAGAIN) {
 		/* Dropped: asked for again once the page is in. */
 		qp->req.fault_rewind = true;
-		return;
+		return true;
 	}
 	if (err) {
 		sroce_comp_fail(qp, swqe, err == -EMSGSIZE ?
 				IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
-		return;
+		return true;
 	}
 	swqe->resp_off = end;
+	n = sroce_comp_rd_take_ahead(qp, swqe);
 	/* A read is timed to its first response (sroce_req_send_rd()). */
-	sroce_comp_heard(qp, sroce_psn_add(pkt->psn, 1));
-	if (last && end == swqe->len) {
+	sroce_comp_heard(qp, sroce_psn_add(pkt->psn, n + 1));
+	if (swqe->resp_off == swqe->len && (last || n)) {
 		sroce_comp_rd_done(qp, swqe);
-		return;
+		return true;
 	}
 	sroce_comp_progress(qp);
 	if (last) {
@@ -541,6 +732,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		swqe->rewind_off = end;
 		sroce_req_rewind(qp);
 	}
+	return true;
 }
 
 static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
@@ -575,15 +767,17 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 /* One answer; false when the QP no longer takes any. */
 static bool sroce_comp_one(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
+	bool aeth = pkt->mask & SROCE_HAS_AETH &&
+		    !(pkt->mask & SROCE_READ && !(pkt->mask & SROCE_LAST));
+
 	if (READ_ONCE(qp->state) != IB_QPS_RTS &&
 	    READ_ONCE(qp->state) != IB_QPS_SQD)
 		return false;
 	if (pkt->mask & SROCE_READ)
-		sroce_comp_read_resp(qp, pkt);
+		aeth &= sroce_comp_read_resp(qp, pkt);
 	else if (pkt->mask & SROCE_ATOMIC)
 		sroce_comp_atomic_ack(qp, pkt);
-	if (pkt->mask & SROCE_HAS_AETH && !(pkt->mask & SROCE_READ &&
-					    !(pkt->mask & SROCE_LAST)))
+	if (aeth)
 		sroce_comp_ack(qp, pkt);
 	return true;
 }

@@ -47,6 +47,9 @@ struct sroce_qp_shape {
  * @resp_off: for a read, bytes of response received and placed
  * @rewind_off: @resp_off when a gap in the responses last made the
  *		requester ask again, so that one gap asks once
+ * @ahead: for a read, responses placed before the one expected came (a
+ *	   link that reordered them): bit i, the (i + 2)th packet from
+ *	   @resp_off
  * @numbered: @first_psn and @last_psn are given (at the first packet)
  * @sent: every request packet has been sent at least once
  * @done: acknowledged (or read response complete): ready to complete
@@ -59,6 +62,7 @@ struct sroce_swqe {
 	u32 len;
 	u32 resp_off;
 	u32 rewind_off;
+	u64 ahead;
 	u8 wire_op;
 	bool numbered;
 	bool sent;

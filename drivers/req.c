@@ -286,6 +286,7 @@ static int sroce_req_fetch(struct sroce_qp *qp)
 	swqe->last_psn = 0;
 	swqe->resp_off = 0;
 	swqe->rewind_off = U32_MAX;
+	swqe->ahead = 0;
 	swqe->numbered = false;
 	swqe->sent = false;
 	swqe->done = false;
@@ -804,6 +805,32 @@ static void sroce_req_drained(struct sroce_qp *qp)
 	}
 }
 
+/*
+ * A read sent again after a rewind asks only for what did not come: its
+ * answers that came while an older WQE waited were kept in place
+ * (sroce_comp_rd_later()). One that came whole is passed over; it is done
+ * in its turn.
+ */
+static bool sroce_req_skip_answered(struct sroce_qp *qp,
+				    struct sroce_swqe *swqe)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (swqe->wire_op != SROCE_OP_READ_REQ || !swqe->sent)
+		return false;
+	if (swqe->len && swqe->resp_off == swqe->len) {
+		/* Outstanding until done, as if asked for: rd_out counts it. */
+		req->rd_out++;
+		req->cur++;
+		req->off = 0;
+		return true;
+	}
+	if (swqe->rewind_off != U32_MAX || swqe->resp_off <= req->off)
+		return false;
+	req->off = swqe->resp_off;
+	return false;
+}
+
 /**
  * sroce_req_skip_acked() - do not send again what was acknowledged
  * @qp: the QP
@@ -828,9 +855,10 @@ static bool sroce_req_skip_acked(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		req->off = 0;
 		return true;
 	}
-	if (!swqe->numbered || swqe->wire_op == SROCE_REQ_LOCAL ||
-	    sroce_msg_is_rd(swqe->wire_op))
+	if (!swqe->numbered || swqe->wire_op == SROCE_REQ_LOCAL)
 		return false;
+	if (sroce_msg_is_rd(swqe->wire_op))
+		return sroce_req_skip_answered(qp, swqe);
 	n = (req->acked - swqe->first_psn) & SROCE_BTH_PSN_MASK;
 	if (sroce_psn_cmp(req->acked, swqe->first_psn) > 0 &&
 	    n * req->mtu > req->off)
