@@ -10,7 +10,8 @@
  * or RNR NAK for a PSN outside the outstanding window changes nothing, and
  * an ACK after a rewind sends nothing it covers again; with two reads
  * outstanding, a response to the second sends the requester back to the
- * rest of the first at once.
+ * rest of the first at once, and is kept; a response that overtook
+ * another of its read is kept, up to the third past the same gap.
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
@@ -446,6 +447,189 @@ static void read_response_past_window_ignored(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_counter_read(fx->sdev, SROCE_CNT_RETRANSMITS), 0ULL);
 }
 
+/*
+ * The two reads of rd_fixture() with somewhere to put their answers: one
+ * SGE each, 4 KiB of @fx's buffer, through a DMA MR of the QP's PD.
+ */
+static u8 *rd_buffers(struct kunit *test, struct req_fixture *fx)
+{
+	u8 *buf = kunit_kzalloc(test, 2 * 4096, GFP_KERNEL);
+	struct sroce_swqe *swqe;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_LE(test, offsetof(struct sroce_send_wqe, sge) +
+			sizeof(struct sroce_sge), (size_t)REQ_STRIDE);
+	fx->mr->type = SROCE_MR_DMA;
+	fx->mr->access = IB_ACCESS_LOCAL_WRITE;
+	fx->mr->valid = true;
+	for (i = 0; i < 2; i++) {
+		swqe = sroce_swqe_at(fx->qp, i);
+		swqe->wqe.num_sge = 1;
+		swqe->wqe.sge[0].addr = (uintptr_t)(buf + 4096 * i);
+		swqe->wqe.sge[0].length = 4096;
+		swqe->wqe.sge[0].lkey = fx->mr->key;
+	}
+	return buf;
+}
+
+/* A read response at @psn with 1 KiB of @fill, to the completer. */
+static void read_data(struct kunit *test, struct req_fixture *fx, u8 opcode,
+		      u32 psn, u8 fill)
+{
+	u32 hdr = sroce_opcode[opcode].hdr_len;
+	struct sk_buff *skb = alloc_skb(hdr + 1024, GFP_KERNEL);
+	struct sroce_pkt pkt = {
+		.opcode = opcode,
+		.mask = sroce_opcode[opcode].mask,
+		.psn = psn,
+		.paylen = 1024,
+	};
+
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	memset(skb_put(skb, hdr), 0, hdr);
+	memset(skb_put(skb, 1024), fill, 1024);
+	pkt.skb = skb;
+	pkt.bth = (struct sroce_bth *)skb->data;
+	sroce_comp_rx(fx->qp, &pkt);
+	kfree_skb(skb);
+}
+
+static u64 retransmits(struct req_fixture *fx)
+{
+	return sroce_counter_read(fx->sdev, SROCE_CNT_RETRANSMITS);
+}
+
+/*
+ * The first read's last half is lost; the second read's answer, which
+ * says so, is kept all the same: after the go-back only the first read's
+ * rest is asked for, and once it is in, both complete, in order, and the
+ * second is not asked for again.
+ */
+static void later_read_kept_behind_a_gap(struct kunit *test)
+{
+	struct req_fixture *fx = rd_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *first = sroce_swqe_at(qp, 0);
+	struct sroce_swqe *second = sroce_swqe_at(qp, 1);
+	u8 *buf = rd_buffers(test, fx);
+
+	read_data(test, fx, SROCE_OP_READ_RESP_FIRST, RD_PSN + 4, 0xb0);
+	KUNIT_EXPECT_EQ(test, second->resp_off, 1024U);
+	KUNIT_EXPECT_EQ(test, buf[4096], 0xb0);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 2048U);
+	KUNIT_EXPECT_EQ(test, retransmits(fx), 1ULL);
+
+	read_data(test, fx, SROCE_OP_READ_RESP_MIDDLE, RD_PSN + 5, 0xb1);
+	read_data(test, fx, SROCE_OP_READ_RESP_MIDDLE, RD_PSN + 6, 0xb2);
+	read_data(test, fx, SROCE_OP_READ_RESP_LAST, RD_PSN + 7, 0xb3);
+	KUNIT_EXPECT_EQ(test, second->resp_off, 4096U);
+	/* Whole, but it completes after the first. */
+	KUNIT_EXPECT_FALSE(test, second->done);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 0U);
+
+	read_data(test, fx, SROCE_OP_READ_RESP_MIDDLE, RD_PSN + 2, 0xa2);
+	read_data(test, fx, SROCE_OP_READ_RESP_LAST, RD_PSN + 3, 0xa3);
+	KUNIT_EXPECT_TRUE(test, first->done);
+	KUNIT_EXPECT_TRUE(test, second->done);
+	KUNIT_EXPECT_EQ(test, qp->req.acked, RD_PSN + 8);
+	KUNIT_EXPECT_EQ(test, qp->req.rd_out, 0U);
+	KUNIT_EXPECT_EQ(test, buf[3072], 0xa3);
+	KUNIT_EXPECT_EQ(test, buf[4096 + 3072], 0xb3);
+	KUNIT_EXPECT_EQ(test, retransmits(fx), 1ULL);
+	KUNIT_EXPECT_EQ(test, qp->state, IB_QPS_RTS);
+}
+
+/*
+ * Half of the second read came behind the gap: sent again, it is asked
+ * for from its third packet, not from its first.
+ */
+static void later_read_asked_from_what_is_missing(struct kunit *test)
+{
+	struct req_fixture *fx = rd_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *second = sroce_swqe_at(qp, 1);
+
+	rd_buffers(test, fx);
+	read_data(test, fx, SROCE_OP_READ_RESP_FIRST, RD_PSN + 4, 0xb0);
+	read_data(test, fx, SROCE_OP_READ_RESP_MIDDLE, RD_PSN + 5, 0xb1);
+	read_data(test, fx, SROCE_OP_READ_RESP_MIDDLE, RD_PSN + 2, 0xa2);
+	read_data(test, fx, SROCE_OP_READ_RESP_LAST, RD_PSN + 3, 0xa3);
+	KUNIT_EXPECT_TRUE(test, sroce_swqe_at(qp, 0)->done);
+	KUNIT_EXPECT_FALSE(test, second->done);
+	KUNIT_EXPECT_EQ(test, second->resp_off, 2048U);
+
+	/* The netdev is full: the requester stops where it would send. */
+	run(qp, 8);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 1U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 2048U);
+}
+
+/*
+ * A link that reorders: the first read's last response overtakes the one
+ * before it. It is kept, nothing is asked for again, and the read
+ * completes when the other comes.
+ */
+static void reordered_read_response_kept(struct kunit *test)
+{
+	struct req_fixture *fx = rd_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *first = sroce_swqe_at(qp, 0);
+	u8 *buf = rd_buffers(test, fx);
+
+	read_data(test, fx, SROCE_OP_READ_RESP_LAST, RD_PSN + 3, 0xa3);
+	KUNIT_EXPECT_EQ(test, retransmits(fx), 0ULL);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 2U);
+	KUNIT_EXPECT_EQ(test, first->resp_off, 2048U);
+	KUNIT_EXPECT_EQ(test, buf[3072], 0xa3);
+
+	read_data(test, fx, SROCE_OP_READ_RESP_MIDDLE, RD_PSN + 2, 0xa2);
+	KUNIT_EXPECT_TRUE(test, first->done);
+	KUNIT_EXPECT_EQ(test, first->resp_off, 4096U);
+	KUNIT_EXPECT_EQ(test, buf[2048], 0xa2);
+	KUNIT_EXPECT_EQ(test, retransmits(fx), 0ULL);
+}
+
+/* The same in the piece of a read asked for again after a loss. */
+static void reordered_response_kept_in_a_piece(struct kunit *test)
+{
+	struct req_fixture *fx = rd_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *first = sroce_swqe_at(qp, 0);
+
+	rd_buffers(test, fx);
+	first->rewind_off = 2048;
+	read_data(test, fx, SROCE_OP_READ_RESP_LAST, RD_PSN + 3, 0xa3);
+	KUNIT_EXPECT_EQ(test, first->ahead, 1ULL);
+	read_data(test, fx, SROCE_OP_READ_RESP_MIDDLE, RD_PSN + 2, 0xa2);
+	KUNIT_EXPECT_TRUE(test, first->done);
+	KUNIT_EXPECT_EQ(test, retransmits(fx), 0ULL);
+}
+
+/*
+ * Responses past a gap are kept only so far: the third past the same
+ * gap says it was a loss, and the requester goes back.
+ */
+static void third_past_a_gap_is_a_loss(struct kunit *test)
+{
+	struct req_fixture *fx = rd_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+	struct sroce_swqe *first = sroce_swqe_at(qp, 0);
+
+	rd_buffers(test, fx);
+	first->resp_off = 0;
+	qp->req.acked = RD_PSN;
+	read_data(test, fx, SROCE_OP_READ_RESP_MIDDLE, RD_PSN + 1, 0xa1);
+	read_data(test, fx, SROCE_OP_READ_RESP_MIDDLE, RD_PSN + 2, 0xa2);
+	KUNIT_EXPECT_EQ(test, retransmits(fx), 0ULL);
+	read_data(test, fx, SROCE_OP_READ_RESP_LAST, RD_PSN + 3, 0xa3);
+	KUNIT_EXPECT_EQ(test, retransmits(fx), 1ULL);
+	KUNIT_EXPECT_EQ(test, first->rewind_off, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.cur, 0U);
+	KUNIT_EXPECT_EQ(test, qp->req.off, 0U);
+}
+
 static struct kunit_case req_cases[] = {
 	KUNIT_CASE(local_wqes_spend_budget),
 	KUNIT_CASE(stale_nak_ignored),
@@ -455,6 +639,11 @@ static struct kunit_case req_cases[] = {
 	KUNIT_CASE(acked_wqes_not_sent_again),
 	KUNIT_CASE(read_tail_lost_asked_again_at_once),
 	KUNIT_CASE(read_response_past_window_ignored),
+	KUNIT_CASE(later_read_kept_behind_a_gap),
+	KUNIT_CASE(later_read_asked_from_what_is_missing),
+	KUNIT_CASE(reordered_read_response_kept),
+	KUNIT_CASE(reordered_response_kept_in_a_piece),
+	KUNIT_CASE(third_past_a_gap_is_a_loss),
 	{}
 };
 
