@@ -512,23 +512,6 @@ static void sroce_comp_atomic_write_resp(struct sroce_qp *qp,
 }
 
 /*
- * A read response past the one expected may be early rather than news of
- * a loss: a link can reorder frames (two paths, a queue that lets some
- * overtake), and then the missing ones come right after it. Going back at
- * once would ask for the whole rest of the read again, in pieces, one
- * read at a time, for packets that were never lost; on netem's reorder
- * profile that was most reads. So a response inside what was asked for
- * is placed where it belongs and kept in @swqe->ahead, as TCP keeps what
- * comes past a hole; the
- * SROCE_RD_REORDER-th one past the same gap, or one too far to keep, is
- * taken as a loss. Placing is safe whatever happens next: the bytes are
- * those of the same offset, and asked for again they are written again.
- *
- * Return: true when @pkt is kept (or was), and the gap may wait.
- */
-#define SROCE_RD_REORDER	3
-
-/*
  * Where the answer @swqe waits for ends: the read's end, or that of the
  * piece asked for again after a loss (sroce_req_rd_len()).
  */
@@ -567,6 +550,23 @@ static int sroce_comp_rd_place(struct sroce_qp *qp, struct sroce_swqe *swqe,
 				     sroce_pkt_payoff(pkt), pkt->paylen);
 }
 
+#define SROCE_RD_REORDER	3
+
+/*
+ * A read response past the one expected may be early rather than news of
+ * a loss: a link can reorder frames (two paths, a queue that lets some
+ * overtake), and then the missing ones come right after it. Going back at
+ * once would ask for the whole rest of the read again, in pieces, one
+ * read at a time, for packets that were never lost; on netem's reorder
+ * profile that was most reads. So a response inside what was asked for
+ * is placed where it belongs and kept in @swqe->ahead, as TCP keeps what
+ * comes past a hole; the SROCE_RD_REORDER-th one past the same gap, or
+ * one too far to keep, is taken as a loss. Placing is safe whatever
+ * happens next: the bytes are those of the same offset, and asked for
+ * again they are written again.
+ *
+ * Return: true when @pkt is kept (or was), and the gap may wait.
+ */
 static bool sroce_comp_rd_ahead(struct sroce_qp *qp, struct sroce_swqe *swqe,
 				struct sroce_pkt *pkt, u32 expect)
 {
@@ -626,13 +626,13 @@ static u32 sroce_comp_rd_take_ahead(struct sroce_qp *qp,
  */
 static void sroce_comp_rd_later(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
-	struct sroce_swqe *swqe = sroce_comp_oldest(qp);
+	struct sroce_swqe *oldest = sroce_comp_oldest(qp), *swqe;
 	struct sroce_req *req = &qp->req;
 	u32 idx;
 
 	/* Only where sroce_comp_rd_wqe() goes back for the oldest. */
-	if (!swqe || !swqe->sent || !sroce_msg_is_rd(swqe->wire_op) ||
-	    sroce_psn_cmp(pkt->psn, swqe->last_psn) <= 0 ||
+	if (!oldest || !oldest->sent || !sroce_msg_is_rd(oldest->wire_op) ||
+	    sroce_psn_cmp(pkt->psn, oldest->last_psn) <= 0 ||
 	    sroce_psn_cmp(pkt->psn, req->max_psn) >= 0)
 		return;
 	for (idx = qp->sq.cons; idx != req->head; idx++) {
