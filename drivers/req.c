@@ -334,25 +334,33 @@ static u8 sroce_transport(enum ib_qp_type qpt)
  * @off: the first byte asked for
  *
  * The rest of the read, except when the read is asked for again after a
- * loss (@swqe->rewind_off set): then at most SROCE_RD_RETRY_PKTS packets
- * at a time, each piece asked for when the one before it is complete
- * (the completer does). A responder answers a repeated read request for
- * part of the original read, as it must for one that starts at the first
+ * loss (@swqe->rewind_off set): then in pieces of SROCE_RD_RETRY_PKTS
+ * packets, each asked for when the one before it is complete (the
+ * completer does). A responder answers a repeated read request for part
+ * of the original read, as it must for one that starts at the first
  * missing packet. One that queues a whole response at once, asked for the
  * whole rest of a read of megabytes, overflows its own queue, which drops
  * from its head the very packets we lack, and recovery never ends.
  * (docs/INTEROP.md, "Bugs interop found", 4.)
+ *
+ * The pieces are cut at fixed offsets of the read, and a request from
+ * within one asks for the rest of that one only. If the original request
+ * was lost, the responder took the first piece that came as a new read of
+ * that piece's length, and answers a repeated request only within what it
+ * took: a piece that began at the first missing packet would reach into
+ * the next one, be dropped each time, and the read fail with its retries.
  *
  * Return: bytes.
  */
 u32 sroce_req_rd_len(const struct sroce_qp *qp,
 		     const struct sroce_swqe *swqe, u32 off)
 {
+	u32 piece = SROCE_RD_RETRY_PKTS * qp->req.mtu;
 	u32 rest = swqe->len - off;
 
 	if (swqe->rewind_off == U32_MAX)
 		return rest;
-	return min(rest, SROCE_RD_RETRY_PKTS * qp->req.mtu);
+	return min(rest, piece - off % piece);
 }
 
 /*

@@ -608,6 +608,36 @@ static void reordered_response_kept_in_a_piece(struct kunit *test)
 }
 
 /*
+ * A read asked for again in pieces asks, from a byte within a piece, only
+ * for the rest of that piece: the responder may know the read only as a
+ * request for that piece (its first request lost), and answers a repeated
+ * one only within it.
+ */
+static void read_pieces_cut_at_fixed_offsets(struct kunit *test)
+{
+	struct req_fixture *fx = rc_fixture(test);
+	struct sroce_qp *qp = fx->qp;
+	u32 piece = SROCE_RD_RETRY_PKTS * qp->req.mtu;
+	struct sroce_swqe swqe = {
+		.len = 2 * piece + 44 * qp->req.mtu,
+		.rewind_off = U32_MAX,
+	};
+
+	/* The first request asks for the whole read. */
+	KUNIT_EXPECT_EQ(test, sroce_req_rd_len(qp, &swqe, 0), swqe.len);
+	swqe.rewind_off = 0;
+	KUNIT_EXPECT_EQ(test, sroce_req_rd_len(qp, &swqe, 0), piece);
+	KUNIT_EXPECT_EQ(test, sroce_req_rd_len(qp, &swqe, 5 * qp->req.mtu),
+			piece - 5 * qp->req.mtu);
+	KUNIT_EXPECT_EQ(test, sroce_req_rd_len(qp, &swqe, piece), piece);
+	KUNIT_EXPECT_EQ(test, sroce_req_rd_len(qp, &swqe, 2 * piece),
+			44 * qp->req.mtu);
+	KUNIT_EXPECT_EQ(test,
+			sroce_req_rd_len(qp, &swqe, 2 * piece + qp->req.mtu),
+			43 * qp->req.mtu);
+}
+
+/*
  * Responses past a gap are kept only so far: the third past the same
  * gap says it was a loss, and the requester goes back.
  */
@@ -643,6 +673,7 @@ static struct kunit_case req_cases[] = {
 	KUNIT_CASE(later_read_asked_from_what_is_missing),
 	KUNIT_CASE(reordered_read_response_kept),
 	KUNIT_CASE(reordered_response_kept_in_a_piece),
+	KUNIT_CASE(read_pieces_cut_at_fixed_offsets),
 	KUNIT_CASE(third_past_a_gap_is_a_loss),
 	{}
 };
