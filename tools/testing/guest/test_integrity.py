@@ -192,6 +192,57 @@ def test_rc_lossy_atomics(bench):
 test_rc_lossy_atomics.TIMEOUT = TOOL_TIMEOUT + 60
 
 
+class Dropping:
+    """For the duration of a `with` block, tc filters on the guests'
+    ingress drop every nth frame of one BTH opcode (gact's deterministic
+    drop): (guest, opcode, n) each. The opcode is the first byte of the
+    UDP payload: offset 28 of an IPv4 packet without options."""
+
+    def __init__(self, *rules):
+        self.rules = rules
+
+    def __enter__(self):
+        for g, op, n in self.rules:
+            g.run("tc qdisc add dev eth0 handle ffff: ingress")
+            g.run("tc filter add dev eth0 parent ffff: protocol ip u32 "
+                  f"match ip dport 4791 0xffff match u8 {op:#04x} 0xff at 28 "
+                  f"action gact ok random determ drop {n}")
+        return self
+
+    def dropped(self):
+        """Frames the filters dropped, per rule."""
+        out = [g.run("tc -s filter show dev eth0 parent ffff:").out
+               for g, _, _ in self.rules]
+        return [sum(int(n) for n in re.findall(r"dropped (\d+)", o)) for o in out]
+
+    def __exit__(self, *exc):
+        for g, _, _ in self.rules:
+            g.run("tc qdisc del dev eth0 ingress", check=False)
+
+
+READ_REQUEST, READ_RESPONSE_MIDDLE = 0x0C, 0x0E
+
+
+def test_rc_reads_whose_requests_are_lost(bench):
+    """Reads of up to 1 MiB (a thousand packets) whose requests and
+    responses are lost: every third read request A sends, and every 150th
+    middle response B sends. A read whose request was lost is asked for
+    again in pieces; the responder takes the first piece as a read of its
+    own, and a response lost in it must be asked for again within that
+    piece, or the responder cannot answer and the read fails with its
+    retries ("transport retry counter exceeded"), as it did on the first
+    run of every try before the pieces were cut at fixed offsets."""
+    a, b = bench.a, bench.b
+    with Dropping((b, READ_REQUEST, 3), (a, READ_RESPONSE_MIDDLE, 150)) as f:
+        n = integrity(bench, "-A -q 1 -n 6 -S 1m+4093,300000")
+        dropped = f.dropped()
+    assert all(dropped), dropped
+    assert n["read"] >= 6 and n["bytes"] > 6 << 20, n
+
+
+test_rc_reads_whose_requests_are_lost.TIMEOUT = TOOL_TIMEOUT + 60
+
+
 def test_remote_access_violations(bench):
     """Bad, dead and foreign keys, read-only and write-only regions, both
     ends of a region, atomics without access: each fails on the wire."""
