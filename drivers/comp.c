@@ -170,13 +170,20 @@ static bool sroce_comp_rd_whole(const struct sroce_swqe *swqe)
 	       !swqe->done && swqe->len && swqe->resp_off == swqe->len;
 }
 
+/* A read or atomic is done: one fewer outstanding. */
+static void sroce_comp_rd_out_done(struct sroce_req *req,
+				   struct sroce_swqe *swqe)
+{
+	swqe->done = true;
+	if (req->rd_out)
+		req->rd_out--;
+}
+
 static void sroce_comp_rd_mark(struct sroce_qp *qp, struct sroce_swqe *swqe)
 {
 	struct sroce_req *req = &qp->req;
 
-	swqe->done = true;
-	if (req->rd_out)
-		req->rd_out--;
+	sroce_comp_rd_out_done(req, swqe);
 	if (sroce_psn_cmp(sroce_psn_add(swqe->last_psn, 1), req->acked) > 0)
 		req->acked = sroce_psn_add(swqe->last_psn, 1);
 }
@@ -230,9 +237,7 @@ static bool sroce_comp_acked(struct sroce_qp *qp, u32 psn, bool nak_reads)
 			break;
 		if (sroce_comp_rd_whole(swqe)) {
 			/* Its answers all came (sroce_comp_rd_later()). */
-			swqe->done = true;
-			if (req->rd_out)
-				req->rd_out--;
+			sroce_comp_rd_out_done(req, swqe);
 			continue;
 		}
 		if (sroce_msg_is_rd(swqe->wire_op)) {
